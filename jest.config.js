@@ -1,0 +1,49 @@
+// One Jest run for the whole workspace, split into tiers (CONVENTIONS #12):
+//   unit         *.spec.ts            pure logic, no network
+//   integration  *.int.spec.ts        real nats-server / redis-server from @gpufleet/testing
+//   e2e          e2e/**/*.e2e.spec.ts real service processes
+const { pathsToModuleNameMapper } = require('./tools/scripts/jest-paths');
+
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: pathsToModuleNameMapper(),
+  setupFiles: ['reflect-metadata'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};
+
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.spec\\.ts$', '\\.e2e\\.spec\\.ts$'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{apps,libs}/**/*.int.spec.ts'],
+      testTimeout: 60000,
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/e2e/**/*.e2e.spec.ts'],
+      testTimeout: 180000,
+    },
+  ],
+};

@@ -1,0 +1,75 @@
+import { NodeHeartbeat, NodeInventory, DetectionFailed } from './generated/gpufleet/v1/devices';
+import { InstanceTypeChanged, NodeStatusChanged } from './generated/gpufleet/v1/capacity';
+
+/** Encode/decode pair every generated message has; events travel as proto3 canonical JSON. */
+export interface JsonCodec<T> {
+  toJSON(message: T): unknown;
+  fromJSON(object: unknown): T;
+}
+
+/**
+ * One event kind: where it is published and what it carries. Subjects are
+ * `gpufleet.<cluster>.<domain>.<name>` so `gpufleet.*.devices.>` style wildcards work.
+ */
+export interface EventDefinition<T> {
+  readonly domain: string;
+  readonly name: string;
+  readonly version: number;
+  readonly codec: JsonCodec<T>;
+  /** Value of the `gpufleet-event` header, e.g. `devices.inventory.v1`. */
+  readonly type: string;
+}
+
+function defineEvent<T>(domain: string, name: string, version: number, codec: JsonCodec<T>): EventDefinition<T> {
+  return { domain, name, version, codec, type: `${domain}.${name}.v${version}` };
+}
+
+/** Every event gpufleet publishes. Documented in docs/events.md; nobody writes a subject by hand. */
+export const Events = {
+  /** A node's full inventory, at agent start and whenever it changes. */
+  inventory: defineEvent('devices', 'inventory', 1, NodeInventory),
+  /** Liveness beat from a node's agent (every 15 s by default). */
+  heartbeat: defineEvent('devices', 'heartbeat', 1, NodeHeartbeat),
+  /** A provider's detection pass failed; the last good inventory is kept. */
+  detectionFailed: defineEvent('devices', 'detection_failed', 1, DetectionFailed),
+  /** A node turned Ready or NotReady. */
+  nodeStatusChanged: defineEvent('nodes', 'status_changed', 1, NodeStatusChanged),
+  /** An InstanceType appeared, changed capacity, or disappeared. */
+  instanceTypeChanged: defineEvent('capacity', 'instancetype_changed', 1, InstanceTypeChanged),
+} as const;
+
+export type EventName = keyof typeof Events;
+export type PayloadOf<E> = E extends EventDefinition<infer T> ? T : never;
+
+const TOKEN = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** Cluster names become subject tokens and bucket names: lower case letters, digits, '-' and '_'. */
+export function assertClusterName(cluster: string): void {
+  if (!TOKEN.test(cluster) || cluster.length > 63) {
+    throw new Error(
+      `cluster name "${cluster}" is invalid: expected 1-63 lower-case letters, digits, '-' or '_', starting with a letter or digit`,
+    );
+  }
+}
+
+export function subjectOf(def: EventDefinition<unknown>, cluster: string): string {
+  assertClusterName(cluster);
+  return `gpufleet.${cluster}.${def.domain}.${def.name}`;
+}
+
+/** Subjects retained by the GPUFLEET_EVENTS stream (all clusters, all domains). */
+export const EVENTS_STREAM = 'GPUFLEET_EVENTS';
+export const EVENTS_STREAM_SUBJECTS = ['gpufleet.*.*.*'];
+
+/** JetStream key-value buckets holding state of record, one set per cluster. */
+export const Buckets = {
+  /** Node records written by device-discovery agents, keyed by node name. */
+  nodes: (cluster: string) => bucketName(cluster, 'nodes'),
+  /** Node phase (Ready/NotReady) written by the scheduler, keyed by node name. */
+  nodeStatus: (cluster: string) => bucketName(cluster, 'node-status'),
+} as const;
+
+function bucketName(cluster: string, what: string): string {
+  assertClusterName(cluster);
+  return `gpufleet-${cluster}-${what}`;
+}
