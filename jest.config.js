@@ -23,6 +23,7 @@ const common = {
   moduleNameMapper: pathsToModuleNameMapper(),
   setupFiles: ['reflect-metadata'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testEnvironmentOptions: { globalsCleanup: 'off' },
 };
 
 module.exports = {
@@ -37,13 +38,13 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/{apps,libs}/**/*.int.spec.ts'],
-      testTimeout: 60000,
+      setupFilesAfterEnv: ['<rootDir>/tools/jest/integration-timeout.js'],
     },
     {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/e2e/**/*.e2e.spec.ts'],
-      testTimeout: 180000,
+      setupFilesAfterEnv: ['<rootDir>/tools/jest/e2e-timeout.js'],
     },
   ],
 };

@@ -1,0 +1,53 @@
+import { readFileSync } from 'fs';
+import {
+  Authenticator,
+  ConnectionOptions,
+  NatsConnection,
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+} from 'nats';
+
+/** How to reach NATS; built from the validated service configuration (NATS_* variables). */
+export interface NatsSettings {
+  servers: string[];
+  /** Client name shown by the server's monitoring, e.g. "scheduler@host-1". */
+  name: string;
+  credsFile?: string;
+  nkeySeedFile?: string;
+  user?: string;
+  password?: string;
+  token?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+}
+
+export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions {
+  if (settings.servers.length === 0) throw new Error('NATS_URL: expected at least one nats:// URL');
+  const authenticators: Authenticator[] = [];
+  if (settings.credsFile) authenticators.push(credsAuthenticator(readFileSync(settings.credsFile)));
+  if (settings.nkeySeedFile) {
+    authenticators.push(nkeyAuthenticator(new TextEncoder().encode(readFileSync(settings.nkeySeedFile, 'utf8').trim())));
+  }
+  const tls =
+    settings.tls && (settings.tls.caFile || settings.tls.certFile)
+      ? { caFile: settings.tls.caFile, certFile: settings.tls.certFile, keyFile: settings.tls.keyFile }
+      : undefined;
+  return {
+    servers: settings.servers,
+    name: settings.name,
+    user: settings.user,
+    pass: settings.password,
+    token: settings.token,
+    authenticator: authenticators.length > 0 ? authenticators : undefined,
+    tls,
+    // A service must outlive any NATS outage: reconnect forever, and buffer while away.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+    pingInterval: 10_000,
+  };
+}
+
+export function connectNats(settings: NatsSettings): Promise<NatsConnection> {
+  return connect(natsConnectionOptions(settings));
+}

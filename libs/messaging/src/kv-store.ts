@@ -1,0 +1,217 @@
+import { JetStreamClient, KV, KvEntry, KvWatchInclude, QueuedIterator, StorageType } from 'nats';
+import { JsonCodec } from '@gpufleet/contracts';
+
+/** A value with the revision it was written at (the token for compare-and-set). */
+export interface Versioned<T> {
+  key: string;
+  value: T;
+  revision: number;
+}
+
+export type KvChange<T> =
+  | { kind: 'put'; key: string; value: T; revision: number }
+  | { kind: 'delete'; key: string; revision: number };
+
+/** A compare-and-set write lost: someone else wrote the key since `expected` was read. */
+export class RevisionConflictError extends Error {
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+    readonly expected: number | 'absent',
+  ) {
+    super(`REVISION_CONFLICT: ${bucket}/${key} changed since revision ${expected}; re-read and retry`);
+  }
+}
+
+/** An entry that does not decode as the bucket's message type. */
+export class CorruptEntryError extends Error {
+  constructor(bucket: string, key: string, reason: string) {
+    super(`CORRUPT_ENTRY: ${bucket}/${key}: ${reason}`);
+  }
+}
+
+const KEY = /^[-/_=.a-zA-Z0-9]+$/;
+
+export function assertKey(key: string): void {
+  if (!KEY.test(key) || key.startsWith('.') || key.endsWith('.')) {
+    throw new Error(`key "${key}" is invalid: expected letters, digits, '-', '_', '/', '=' or '.', not starting or ending with '.'`);
+  }
+}
+
+export interface KvStoreOptions {
+  /** Revisions kept per key. */
+  history?: number;
+  storage?: 'file' | 'memory';
+}
+
+export interface KvWatchHandle {
+  /** Resolves once every existing key has been delivered. */
+  readonly ready: Promise<void>;
+  stop(): void;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function isConflict(err: unknown): boolean {
+  const msg = (err as Error)?.message ?? '';
+  return /wrong last sequence|key exists|10071/i.test(msg);
+}
+
+/**
+ * State of record in a JetStream key-value bucket: typed values (proto3 JSON), reads with
+ * revisions, compare-and-set writes, and watches that survive NATS restarts by resuming
+ * from the last revision seen.
+ */
+export class KvStore<T> {
+  private constructor(
+    private readonly kv: KV,
+    readonly bucket: string,
+    private readonly codec: JsonCodec<T>,
+  ) {}
+
+  static async open<T>(js: JetStreamClient, bucket: string, codec: JsonCodec<T>, options: KvStoreOptions = {}): Promise<KvStore<T>> {
+    const kv = await js.views.kv(bucket, {
+      history: options.history ?? 5,
+      storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+    });
+    return new KvStore(kv, bucket, codec);
+  }
+
+  private encode(value: T): Uint8Array {
+    return encoder.encode(JSON.stringify(this.codec.toJSON(value)));
+  }
+
+  decode(entry: Pick<KvEntry, 'key' | 'value'>): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(decoder.decode(entry.value));
+    } catch (err) {
+      throw new CorruptEntryError(this.bucket, entry.key, `not JSON (${(err as Error).message})`);
+    }
+    if (typeof json !== 'object' || json === null) throw new CorruptEntryError(this.bucket, entry.key, 'not a JSON object');
+    return this.codec.fromJSON(json);
+  }
+
+  async get(key: string): Promise<Versioned<T> | undefined> {
+    assertKey(key);
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return { key, value: this.decode(entry), revision: entry.revision };
+  }
+
+  /** Unconditional write; returns the new revision. */
+  put(key: string, value: T): Promise<number> {
+    assertKey(key);
+    return this.kv.put(key, this.encode(value));
+  }
+
+  /** Writes only if the key does not exist (or was deleted). */
+  async create(key: string, value: T): Promise<number> {
+    assertKey(key);
+    try {
+      return await this.kv.create(key, this.encode(value));
+    } catch (err) {
+      if (isConflict(err)) throw new RevisionConflictError(this.bucket, key, 'absent');
+      throw err;
+    }
+  }
+
+  /** Writes only if the key is still at `expectedRevision` (compare-and-set). */
+  async update(key: string, value: T, expectedRevision: number): Promise<number> {
+    assertKey(key);
+    try {
+      return await this.kv.update(key, this.encode(value), expectedRevision);
+    } catch (err) {
+      if (isConflict(err)) throw new RevisionConflictError(this.bucket, key, expectedRevision);
+      throw err;
+    }
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<void> {
+    assertKey(key);
+    try {
+      await this.kv.delete(key, expectedRevision === undefined ? undefined : { previousSeq: expectedRevision });
+    } catch (err) {
+      if (isConflict(err)) throw new RevisionConflictError(this.bucket, key, expectedRevision ?? 'absent');
+      throw err;
+    }
+  }
+
+  async keys(): Promise<string[]> {
+    const out: string[] = [];
+    for await (const k of await this.kv.keys()) out.push(k);
+    return out.sort();
+  }
+
+  /** Every live entry; corrupt entries are reported through `onCorrupt` and skipped. */
+  async list(onCorrupt?: (err: CorruptEntryError) => void): Promise<Versioned<T>[]> {
+    const out: Versioned<T>[] = [];
+    for (const key of await this.keys()) {
+      try {
+        const v = await this.get(key);
+        if (v) out.push(v);
+      } catch (err) {
+        if (err instanceof CorruptEntryError && onCorrupt) onCorrupt(err);
+        else throw err;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Delivers the latest value of every key, then every change. If the watch breaks (NATS
+   * restarted, consumer lost), it is re-established from the last revision seen, so no change
+   * is missed and none is delivered twice.
+   */
+  watch(
+    onChange: (change: KvChange<T>) => void,
+    options: { onCorrupt?: (err: CorruptEntryError) => void; onError?: (err: unknown) => void; retryMs?: number } = {},
+  ): KvWatchHandle {
+    let stopped = false;
+    let lastRevision = 0;
+    let iterator: QueuedIterator<KvEntry> | undefined;
+    let markReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+
+    const deliver = (entry: KvEntry): void => {
+      if (entry.revision <= lastRevision) return;
+      lastRevision = entry.revision;
+      if (entry.operation !== 'PUT') {
+        onChange({ kind: 'delete', key: entry.key, revision: entry.revision });
+        return;
+      }
+      try {
+        onChange({ kind: 'put', key: entry.key, value: this.decode(entry), revision: entry.revision });
+      } catch (err) {
+        if (err instanceof CorruptEntryError) options.onCorrupt?.(err);
+        else options.onError?.(err);
+      }
+    };
+
+    const loop = async (): Promise<void> => {
+      while (!stopped) {
+        try {
+          iterator = await this.kv.watch(
+            lastRevision === 0
+              ? { include: KvWatchInclude.LastValue, initializedFn: markReady }
+              : { resumeFromRevision: lastRevision + 1, initializedFn: markReady },
+          );
+          for await (const entry of iterator) deliver(entry);
+        } catch (err) {
+          if (!stopped) options.onError?.(err);
+        }
+        if (!stopped) await new Promise((r) => setTimeout(r, options.retryMs ?? 500));
+      }
+    };
+    void loop();
+    return {
+      ready,
+      stop: () => {
+        stopped = true;
+        iterator?.stop();
+        markReady();
+      },
+    };
+  }
+}
