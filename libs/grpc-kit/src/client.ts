@@ -1,0 +1,50 @@
+import { readFileSync } from 'fs';
+import { ChannelCredentials, Client, ClientReadableStream, Metadata, ServiceError, credentials } from '@grpc/grpc-js';
+
+export interface ClientTlsSettings {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+export function channelCredentials(tls?: ClientTlsSettings): ChannelCredentials {
+  if (!tls) return credentials.createInsecure();
+  return credentials.createSsl(
+    tls.caFile ? readFileSync(tls.caFile) : null,
+    tls.keyFile ? readFileSync(tls.keyFile) : null,
+    tls.certFile ? readFileSync(tls.certFile) : null,
+  );
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => unknown;
+
+/** Calls a generated grpc-js unary method as a promise, with a deadline. */
+export function callUnary<Req, Res>(
+  client: Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  { metadata = new Metadata(), deadlineMs = 10_000 }: { metadata?: Metadata; deadlineMs?: number } = {},
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const fn = method as unknown as (
+      req: Req,
+      md: Metadata,
+      opts: { deadline: Date },
+      cb: (error: ServiceError | null, response: Res) => void,
+    ) => unknown;
+    fn.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+/** Iterates a server stream; ends when the server ends it or the caller breaks out. */
+export async function* iterateStream<Res>(stream: ClientReadableStream<Res>): AsyncGenerator<Res> {
+  try {
+    for await (const item of stream) yield item as Res;
+  } finally {
+    stream.cancel();
+  }
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import {
+  Server,
+  ServerCredentials,
+  ServiceDefinition,
+  UntypedServiceImplementation,
+  handleServerStreamingCall,
+  handleUnaryCall,
+  sendUnaryData,
+  ServerUnaryCall,
+  ServerWritableStream,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { HealthImplementation } from 'grpc-health-check';
+import { ReflectionService } from '@grpc/reflection';
+import { PROTO_ROOT } from '@gpufleet/contracts';
+import { toServiceError } from './errors';
+
+export interface GrpcTlsSettings {
+  certFile: string;
+  keyFile: string;
+  /** When set, clients must present a certificate signed by this CA (mutual TLS). */
+  caFile?: string;
+}
+
+export interface RegisteredService {
+  /** Fully-qualified name, e.g. "gpufleet.v1.CapacityService" (health and reflection use it). */
+  name: string;
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+export interface GrpcServerOptions {
+  host?: string;
+  port: number;
+  tls?: GrpcTlsSettings;
+  services: RegisteredService[];
+  /** .proto files (relative to proto/) to serve through reflection. */
+  protoFiles: string[];
+}
+
+/** Async handler signatures: return (or throw) instead of calling back. */
+export type UnaryHandler<Req, Res> = (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res> | Res;
+export type StreamHandler<Req, Res> = (request: Req, call: ServerWritableStream<Req, Res>) => Promise<void> | void;
+
+export function unary<Req, Res>(handler: UnaryHandler<Req, Res>): handleUnaryCall<Req, Res> {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    Promise.resolve()
+      .then(() => handler(call.request, call))
+      .then((res) => callback(null, res))
+      .catch((err: unknown) => callback(toServiceError(err)));
+  };
+}
+
+export function serverStream<Req, Res>(handler: StreamHandler<Req, Res>): handleServerStreamingCall<Req, Res> {
+  return (call: ServerWritableStream<Req, Res>) => {
+    Promise.resolve()
+      .then(() => handler(call.request, call))
+      .catch((err: unknown) => call.destroy(toServiceError(err)));
+  };
+}
+
+/**
+ * A grpc-js server with the standard health service (grpc.health.v1) and server reflection.
+ * Services are registered from the ts-proto generated definitions, so messages are encoded by
+ * the generated codecs (Timestamps as Dates, int64 as numbers) rather than a runtime loader.
+ */
+export class GrpcServer {
+  private readonly server = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
+  readonly health: HealthImplementation;
+  private boundPort = 0;
+
+  constructor(private readonly options: GrpcServerOptions) {
+    const statuses: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'NOT_SERVING' };
+    for (const svc of options.services) {
+      this.server.addService(svc.definition, svc.implementation);
+      statuses[svc.name] = 'NOT_SERVING';
+    }
+    this.health = new HealthImplementation(statuses);
+    this.health.addToServer(this.server);
+    const pkg = loadSync(
+      options.protoFiles.map((f) => join(PROTO_ROOT, f)),
+      { includeDirs: [PROTO_ROOT], keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true },
+    );
+    new ReflectionService(pkg).addToServer(this.server);
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  async start(): Promise<number> {
+    const creds = this.options.tls
+      ? ServerCredentials.createSsl(
+          this.options.tls.caFile ? readFileSync(this.options.tls.caFile) : null,
+          [{ cert_chain: readFileSync(this.options.tls.certFile), private_key: readFileSync(this.options.tls.keyFile) }],
+          Boolean(this.options.tls.caFile),
+        )
+      : ServerCredentials.createInsecure();
+    const address = `${this.options.host ?? '0.0.0.0'}:${this.options.port}`;
+    this.boundPort = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync(address, creds, (err, port) => (err ? reject(new Error(`gRPC could not bind ${address}: ${err.message}`)) : resolve(port))),
+    );
+    return this.boundPort;
+  }
+
+  setServing(serving: boolean): void {
+    const s = serving ? 'SERVING' : 'NOT_SERVING';
+    this.health.setStatus('', s);
+    for (const svc of this.options.services) this.health.setStatus(svc.name, s);
+  }
+
+  /** Stops taking new calls, lets running ones finish for up to `graceMs`, then cancels the rest. */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.setServing(false);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
