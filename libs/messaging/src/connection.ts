@@ -51,3 +51,30 @@ export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions
 export function connectNats(settings: NatsSettings): Promise<NatsConnection> {
   return connect(natsConnectionOptions(settings));
 }
+
+/** The NATS_* variables of a validated service configuration, as connection settings. */
+export function natsSettingsFromConfig(
+  config: {
+    NATS_URL: readonly string[];
+    NATS_CREDS_FILE?: string;
+    NATS_NKEY_SEED_FILE?: string;
+    NATS_USER?: string;
+    NATS_PASSWORD?: string;
+    NATS_TOKEN?: string;
+    NATS_TLS_CA_FILE?: string;
+    NATS_TLS_CERT_FILE?: string;
+    NATS_TLS_KEY_FILE?: string;
+  },
+  name: string,
+): NatsSettings {
+  return {
+    servers: [...config.NATS_URL],
+    name,
+    credsFile: config.NATS_CREDS_FILE,
+    nkeySeedFile: config.NATS_NKEY_SEED_FILE,
+    user: config.NATS_USER,
+    password: config.NATS_PASSWORD,
+    token: config.NATS_TOKEN,
+    tls: { caFile: config.NATS_TLS_CA_FILE, certFile: config.NATS_TLS_CERT_FILE, keyFile: config.NATS_TLS_KEY_FILE },
+  };
+}

@@ -1,3 +1,2 @@
-export * from './ports';
-export * from './binaries';
+export { freePort, isPortOpen, waitFor, requireBinary } from '@gpufleet/process-kit';
 export * from './servers';

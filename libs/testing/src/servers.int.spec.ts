@@ -1,7 +1,7 @@
 import { connect, StringCodec } from 'nats';
 import Redis from 'ioredis';
 import { startNats, startRedis } from './servers';
-import { requireBinary } from './binaries';
+import { requireBinary } from '@gpufleet/process-kit';
 
 describe('test harness servers', () => {
   it('starts a JetStream nats-server on a free port and keeps streams across a restart', async () => {

@@ -2,8 +2,7 @@ import { ChildProcess, spawn } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { requireBinary } from './binaries';
-import { freePort, isPortOpen, waitFor } from './ports';
+import { freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
 
 export interface RunningServer {
   readonly port: number;

@@ -1,0 +1,154 @@
+import { mkdirSync } from 'fs';
+import { join, resolve } from 'path';
+import { CapacityServiceClient } from '@gpufleet/contracts';
+import { loadFleetFile } from '@gpufleet/device-inventory';
+import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { ManagedProcess, ProcessGroup, freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
+
+const REPO_ROOT = resolve(__dirname, '../../../..');
+
+export interface UpOptions {
+  home: string;
+  fleet: string;
+  natsUrl?: string;
+  schedulerPort: number;
+  schedulerHttpPort: number;
+  natsPort: number;
+  heartbeatIntervalS: number;
+  notReadyTimeoutS: number;
+  logLevel: string;
+  log?: (line: string) => void;
+}
+
+/** A preferred port when free, else any free one (said out loud, and recorded in the context). */
+async function pickPort(what: string, preferred: number, log: (l: string) => void): Promise<number> {
+  if (preferred > 0 && !(await isPortOpen(preferred))) return preferred;
+  const port = await freePort();
+  if (preferred > 0) log(`port ${preferred} for ${what} is taken; using ${port}`);
+  return port;
+}
+
+function serviceArgs(app: string): string[] {
+  return ['-r', 'reflect-metadata', '-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')];
+}
+
+/**
+ * `gpufleet up`: nats-server (unless --nats-url), the scheduler, and one device-discovery agent
+ * per node of the fleet file, as local processes. Returns a function that stops them all.
+ */
+export async function up(opts: UpOptions): Promise<{ context: StackContext; stop: () => Promise<void> }> {
+  const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
+  const running = readLiveContext(opts.home);
+  if (running) {
+    throw new Error(`a gpufleet stack already runs from ${opts.home} (pid ${running.pid}); stop it, or use another --home`);
+  }
+  const fleetFile = resolve(opts.fleet);
+  const fleet = loadFleetFile(fleetFile);
+  const logsDir = join(opts.home, 'logs');
+  mkdirSync(logsDir, { recursive: true });
+
+  const group = new ProcessGroup((p, code, signal) =>
+    log(`! ${p.spec.name} exited unexpectedly (${signal ?? `code ${code}`}); see ${p.spec.logFile}`),
+  );
+  const stop = async () => {
+    await group.stopAll();
+    removeContext(opts.home);
+  };
+  try {
+    let natsUrl = opts.natsUrl;
+    const rows: Array<[string, string, string]> = [];
+    if (!natsUrl) {
+      const natsPort = await pickPort('NATS', opts.natsPort, log);
+      const storeDir = join(opts.home, 'nats');
+      mkdirSync(storeDir, { recursive: true });
+      const nats = group.start({
+        name: 'nats-server',
+        command: requireBinary('nats-server'),
+        args: ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
+        logFile: join(logsDir, 'nats-server.log'),
+      });
+      await waitForPort(nats, natsPort);
+      natsUrl = `nats://127.0.0.1:${natsPort}`;
+      rows.push(['nats-server', natsUrl, nats.spec.logFile]);
+    }
+
+    const grpcPort = await pickPort('the scheduler gRPC API', opts.schedulerPort, log);
+    const httpPort = await pickPort('the scheduler HTTP endpoints', opts.schedulerHttpPort, log);
+    const common = { ...process.env, GPUFLEET_CLUSTER: fleet.cluster, NATS_URL: natsUrl, LOG_LEVEL: opts.logLevel };
+    const scheduler = group.start({
+      name: 'scheduler',
+      command: process.execPath,
+      args: serviceArgs('scheduler'),
+      cwd: REPO_ROOT,
+      env: { ...common, GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort), NOT_READY_TIMEOUT_S: String(opts.notReadyTimeoutS) },
+      logFile: join(logsDir, 'scheduler.log'),
+    });
+    rows.push(['scheduler', `grpc 127.0.0.1:${grpcPort}  http://127.0.0.1:${httpPort}`, scheduler.spec.logFile]);
+
+    for (const node of fleet.nodes) {
+      const agentHttp = await freePort();
+      const agentGrpc = await freePort();
+      const agent = group.start({
+        name: `agent/${node.name}`,
+        command: process.execPath,
+        args: serviceArgs('device-discovery'),
+        cwd: REPO_ROOT,
+        env: {
+          ...common,
+          NODE_NAME: node.name,
+          GPUFLEET_PROVIDERS: 'simulated',
+          GPUFLEET_FLEET_FILE: fleetFile,
+          HEARTBEAT_INTERVAL_S: String(opts.heartbeatIntervalS),
+          HTTP_PORT: String(agentHttp),
+          GRPC_PORT: String(agentGrpc),
+        },
+        logFile: join(logsDir, `agent-${node.name}.log`),
+      });
+      rows.push([`agent/${node.name}`, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
+    }
+
+    const context: StackContext = {
+      cluster: fleet.cluster,
+      natsUrl,
+      scheduler: `127.0.0.1:${grpcPort}`,
+      schedulerHttp: `http://127.0.0.1:${httpPort}`,
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      fleetFile,
+      logsDir,
+    };
+    writeContext(opts.home, context);
+    await waitForNodes(context.scheduler, fleet.nodes.length, scheduler);
+
+    const width = Math.max(...rows.map((r) => r[0].length));
+    log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile}`);
+    for (const [name, where, file] of rows) log(`  ${name.padEnd(width)}   ${where}   (log: ${file})`);
+    log(`context: ${join(opts.home, 'context.json')}   try: gpufleet get instancetypes`);
+    return { context, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function waitForPort(p: ManagedProcess, port: number): Promise<void> {
+  await waitFor(`${p.spec.name} to listen on ${port}`, async () => {
+    if (p.child.exitCode !== null) throw new Error(`${p.spec.name} exited; see ${p.spec.logFile}`);
+    return (await isPortOpen(port)) || undefined;
+  }, { timeoutMs: 15_000, intervalMs: 100 });
+}
+
+/** Waits until the scheduler answers and lists every node of the fleet. */
+async function waitForNodes(address: string, expected: number, scheduler: ManagedProcess): Promise<void> {
+  const client = new CapacityServiceClient(address, channelCredentials());
+  try {
+    await waitFor(`the scheduler to see all ${expected} nodes`, async () => {
+      if (scheduler.child.exitCode !== null) throw new Error(`the scheduler exited; see ${scheduler.spec.logFile}`);
+      const res = await callUnary(client, client.listNodes, { pool: '', labelSelector: {} }, { deadlineMs: 2_000 });
+      return res.nodes.length >= expected || undefined;
+    }, { timeoutMs: 90_000, intervalMs: 250 });
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,62 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'fs';
+import { homedir } from 'os';
+import { join, resolve } from 'path';
+
+/** How other commands find a running stack: written by `gpufleet up` to $GPUFLEET_HOME/context.json. */
+export interface StackContext {
+  cluster: string;
+  natsUrl: string;
+  /** host:port of the scheduler's gRPC API. */
+  scheduler: string;
+  schedulerHttp: string;
+  /** pid of the `gpufleet up` process that owns the stack. */
+  pid: number;
+  startedAt: string;
+  fleetFile?: string;
+  logsDir: string;
+}
+
+export function resolveHome(flag?: string): string {
+  return resolve(flag ?? process.env.GPUFLEET_HOME ?? join(homedir(), '.gpufleet'));
+}
+
+export function contextPath(home: string): string {
+  return join(home, 'context.json');
+}
+
+export function writeContext(home: string, ctx: StackContext): void {
+  mkdirSync(home, { recursive: true });
+  const tmp = `${contextPath(home)}.tmp`;
+  writeFileSync(tmp, JSON.stringify(ctx, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, contextPath(home)); // atomic: readers never see half a file
+}
+
+export function removeContext(home: string): void {
+  rmSync(contextPath(home), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The context of a live stack, undefined when none runs from this home (stale files are ignored). */
+export function readLiveContext(home: string): StackContext | undefined {
+  const path = contextPath(home);
+  if (!existsSync(path)) return undefined;
+  const ctx = JSON.parse(readFileSync(path, 'utf8')) as StackContext;
+  return alive(ctx.pid) ? ctx : undefined;
+}
+
+export function requireContext(home: string, schedulerFlag?: string): Pick<StackContext, 'scheduler' | 'natsUrl' | 'cluster'> {
+  if (schedulerFlag) return { scheduler: schedulerFlag, natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', cluster: process.env.GPUFLEET_CLUSTER ?? 'dev' };
+  const ctx = readLiveContext(home);
+  if (!ctx) {
+    throw new Error(`no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\` or pass --scheduler HOST:PORT`);
+  }
+  return ctx;
+}

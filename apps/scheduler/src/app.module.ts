@@ -1,0 +1,33 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
+import { ObservabilityModule } from '@gpufleet/observability';
+import { hostname } from 'os';
+import { CapacityModule } from './capacity/capacity.module';
+import { CapacityStateService } from './capacity/capacity-state.service';
+import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
+import { SchedulerGrpcServer } from './grpc.server';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: SchedulerConfig): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [
+        MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `scheduler@${hostname()}`), cluster: config.GPUFLEET_CLUSTER }),
+        ObservabilityModule.forRootAsync({
+          service: 'scheduler',
+          inject: [NATS_CONNECTION, CapacityStateService],
+          readiness: (nc: NatsConnection, capacity: CapacityStateService) => [
+            natsReadiness(nc),
+            { name: 'capacity', check: () => { if (!capacity.ready) throw new Error('node records not loaded yet'); } },
+          ],
+        }),
+        CapacityModule,
+      ],
+      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulerGrpcServer],
+      exports: [SCHEDULER_CONFIG],
+    };
+  }
+}

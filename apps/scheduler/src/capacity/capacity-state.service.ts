@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { NatsConnection, Subscription } from 'nats';
+import {
+  Buckets,
+  Events,
+  InstanceTypeChanged,
+  NodeInventory,
+  NodePhase,
+  NodeStatus,
+  WatchInstanceTypesResponse,
+} from '@gpufleet/contracts';
+import { CapacityModel, InstanceTypeEvent } from '@gpufleet/capacity-core';
+import { EventBus, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
+import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
+import { NodeLiveness, PhaseTransition } from './node-liveness';
+
+export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
+
+/**
+ * The scheduler's live view of capacity: node records come from the nodes bucket by watch,
+ * liveness from heartbeat events, and every change is folded into the CapacityModel,
+ * published as an event and pushed to gRPC watchers.
+ */
+@Injectable()
+export class CapacityStateService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('capacity');
+  readonly model = new CapacityModel();
+  private readonly liveness: NodeLiveness;
+  private readonly listeners = new Set<InstanceTypeListener>();
+  private nodesWatch?: KvWatchHandle;
+  private heartbeats?: Subscription;
+  private sweeper?: NodeJS.Timeout;
+  private statusStore?: KvStore<NodeStatus>;
+  private synced = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    private readonly bus: EventBus,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+  ) {
+    this.liveness = new NodeLiveness(config.NOT_READY_TIMEOUT_S * 1000);
+  }
+
+  get ready(): boolean {
+    return this.synced;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const js = this.nc.jetstream();
+    const cluster = this.config.GPUFLEET_CLUSTER;
+    const nodes = await KvStore.open(js, Buckets.nodes(cluster), NodeInventory);
+    this.statusStore = await KvStore.open(js, Buckets.nodeStatus(cluster), NodeStatus);
+    // Phases persisted by the previous scheduler: Ready nodes get a fresh grace period,
+    // NotReady ones wait for a heartbeat, so a scheduler restart does not flap capacity.
+    const previous = new Map((await this.statusStore.list()).map((v) => [v.key, v.value.phase]));
+
+    this.heartbeats = this.bus.subscribe(
+      Events.heartbeat,
+      (ev) => {
+        const t = this.liveness.beat(ev.payload.nodeName, Date.now());
+        if (t) this.applyTransition(t);
+      },
+      { onInvalid: (e) => this.logger.warn(e.message) },
+    );
+    this.nodesWatch = nodes.watch(
+      (change) => {
+        if (change.kind === 'delete') {
+          this.liveness.forget(change.key);
+          this.emit(this.model.removeNode(change.key));
+          return;
+        }
+        const inv = change.value;
+        if (inv.nodeName !== change.key) {
+          this.logger.warn(`node record ${change.key} names node "${inv.nodeName}"; ignored`);
+          return;
+        }
+        const known = this.liveness.phaseOf(inv.nodeName) !== undefined;
+        const status = this.liveness.track(inv.nodeName, Date.now(), previous.get(inv.nodeName) !== NodePhase.NODE_PHASE_NOT_READY);
+        this.emit(this.model.upsertNode(inv));
+        if (!known) this.emit(this.model.setPhase(inv.nodeName, status.phase, status));
+      },
+      {
+        onCorrupt: (e) => this.logger.error(e.message),
+        onError: (e) => this.logger.warn(`nodes watch interrupted, resuming: ${(e as Error).message}`),
+      },
+    );
+    await this.nodesWatch.ready;
+    this.synced = true;
+    const every = Math.max(100, Math.min(1000, this.liveness.timeoutMs / 5));
+    this.sweeper = setInterval(() => this.liveness.sweep(Date.now()).forEach((t) => this.applyTransition(t)), every);
+    this.logger.log(`capacity synced: ${this.model.listNodes().length} nodes, ${this.model.listInstanceTypes().length} InstanceTypes`);
+  }
+
+  onApplicationShutdown(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.nodesWatch?.stop();
+    this.heartbeats?.unsubscribe();
+    for (const l of this.listeners) this.listeners.delete(l);
+  }
+
+  /** Registers a watcher; returns the function that removes it. */
+  listen(listener: InstanceTypeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private applyTransition(t: PhaseTransition): void {
+    const node = this.model.getNode(t.node);
+    this.emit(this.model.setPhase(t.node, t.status.phase, t.status));
+    const ready = t.status.phase === NodePhase.NODE_PHASE_READY;
+    this.logger.log(`node ${t.node} is ${ready ? 'Ready' : 'NotReady'}: ${t.status.message}`);
+    this.bus.publish(Events.nodeStatusChanged, {
+      nodeName: t.node,
+      cluster: this.config.GPUFLEET_CLUSTER,
+      status: t.status,
+      pool: node?.pool ?? '',
+    });
+    this.statusStore?.put(t.node, t.status).catch((e: Error) => this.logger.warn(`could not persist status of ${t.node}: ${e.message}`));
+  }
+
+  private emit(events: InstanceTypeEvent[]): void {
+    for (const ev of events) {
+      const change: InstanceTypeChanged = { type: ev.type, cluster: this.config.GPUFLEET_CLUSTER, instanceType: ev.instanceType };
+      this.bus.publish(Events.instanceTypeChanged, change);
+      const msg: WatchInstanceTypesResponse = { type: ev.type, instanceType: ev.instanceType };
+      for (const l of this.listeners) l(msg);
+    }
+  }
+}

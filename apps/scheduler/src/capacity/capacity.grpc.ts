@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import {
+  CapacityServiceServer,
+  GetInstanceTypeRequest,
+  GetNodeRequest,
+  ListInstanceTypesRequest,
+  ListNodesRequest,
+  WatchEventType,
+  WatchInstanceTypesRequest,
+  WatchInstanceTypesResponse,
+} from '@gpufleet/contracts';
+import { invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { CapacityStateService } from './capacity-state.service';
+
+const NAME = /^[a-z0-9]([-a-z0-9_.]{0,251}[a-z0-9])?$/i;
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+function requireName(field: string, value: string): void {
+  if (!value) throw invalidArgument(field, 'a non-empty name');
+  if (!NAME.test(value)) throw invalidArgument(field, "a name of letters, digits, '-', '_' or '.'", value);
+}
+
+/** CapacityService over gRPC: validates each request and reads the live capacity model. */
+@Injectable()
+export class CapacityGrpc {
+  constructor(private readonly state: CapacityStateService) {}
+
+  private get model() {
+    if (!this.state.ready) throw unavailable('capacity is still loading node records from the store; retry shortly');
+    return this.state.model;
+  }
+
+  private requirePool(pool: string): void {
+    if (!pool) return;
+    requireName('pool', pool);
+    if (!this.model.listPools().some((p) => p.name === pool)) {
+      const known = this.model.listPools().map((p) => p.name);
+      throw notFound('pool', pool, known.length ? `pools: ${known.join(', ')}` : 'no pools yet');
+    }
+  }
+
+  readonly implementation: CapacityServiceServer = {
+    listNodes: unary((req: ListNodesRequest) => {
+      this.requirePool(req.pool);
+      for (const key of Object.keys(req.labelSelector)) {
+        if (!LABEL_KEY.test(key)) throw invalidArgument(`labelSelector["${key}"]`, 'a label key like "nvidia.com/gpu.product"');
+      }
+      const selector = Object.keys(req.labelSelector).length ? req.labelSelector : undefined;
+      return { nodes: this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector }) };
+    }),
+    getNode: unary((req: GetNodeRequest) => {
+      requireName('name', req.name);
+      const node = this.model.getNode(req.name);
+      if (!node) throw notFound('node', req.name, 'list nodes with `gpufleet get nodes`');
+      return { node };
+    }),
+    listPools: unary(() => ({ pools: this.model.listPools() })),
+    listInstanceTypes: unary((req: ListInstanceTypesRequest) => {
+      this.requirePool(req.pool);
+      return { instanceTypes: this.model.listInstanceTypes(req.pool || undefined) };
+    }),
+    getInstanceType: unary((req: GetInstanceTypeRequest) => {
+      requireName('name', req.name);
+      const instanceType = this.model.getInstanceType(req.name);
+      if (!instanceType) throw notFound('InstanceType', req.name, 'list them with `gpufleet get instancetypes`');
+      return { instanceType };
+    }),
+    watchInstanceTypes: serverStream<WatchInstanceTypesRequest, WatchInstanceTypesResponse>((req, call) => {
+      this.requirePool(req.pool);
+      const matches = (ev: WatchInstanceTypesResponse) => !req.pool || ev.instanceType?.pool === req.pool;
+      // Register before the snapshot so no change between the two is lost.
+      const stop = this.state.listen((ev) => {
+        if (matches(ev)) call.write(ev);
+      });
+      call.on('cancelled', stop);
+      call.on('close', stop);
+      call.on('error', stop);
+      if (req.initial) {
+        for (const instanceType of this.model.listInstanceTypes(req.pool || undefined)) {
+          call.write({ type: WatchEventType.WATCH_EVENT_TYPE_ADDED, instanceType });
+        }
+      }
+    }),
+  };
+}
