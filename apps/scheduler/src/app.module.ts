@@ -6,7 +6,7 @@ import { hostname } from 'os';
 import { CapacityModule } from './capacity/capacity.module';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
-import { SchedulerGrpcServer } from './grpc.server';
+import { schedulerGrpcServer } from './grpc.server';
 
 @Module({})
 export class AppModule {
@@ -18,6 +18,7 @@ export class AppModule {
         MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `scheduler@${hostname()}`), cluster: config.GPUFLEET_CLUSTER }),
         ObservabilityModule.forRootAsync({
           service: 'scheduler',
+          imports: [CapacityModule],
           inject: [NATS_CONNECTION, CapacityStateService],
           readiness: (nc: NatsConnection, capacity: CapacityStateService) => [
             natsReadiness(nc),
@@ -26,7 +27,7 @@ export class AppModule {
         }),
         CapacityModule,
       ],
-      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulerGrpcServer],
+      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG],
     };
   }

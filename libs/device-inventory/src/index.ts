@@ -1,1 +1,5 @@
 export * from './provider';
+export * from './host';
+export * from './labels';
+export * from './simulated';
+export * from './inventory';

@@ -44,7 +44,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     throw new Error(`a gpufleet stack already runs from ${opts.home} (pid ${running.pid}); stop it, or use another --home`);
   }
   const fleetFile = resolve(opts.fleet);
-  const fleet = loadFleetFile(fleetFile);
+  const fleet = await loadFleetFile(fleetFile);
   const logsDir = join(opts.home, 'logs');
   mkdirSync(logsDir, { recursive: true });
 

@@ -50,7 +50,8 @@ function unit(t: InstanceType): string {
 }
 
 function partitions(t: InstanceType): string {
-  const p = t.capacity?.partitioned ?? [];
+  // Profiles the product supports but no GPU of the pool has MIG enabled for are noise here.
+  const p = (t.capacity?.partitioned ?? []).filter((x) => (x.view?.capacity ?? 0) > 0);
   return p.length ? p.map((x) => `${x.profile}:${rc(x.view)}`).join(',') : '-';
 }
 

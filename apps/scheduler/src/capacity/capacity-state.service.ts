@@ -4,6 +4,7 @@ import {
   Buckets,
   Events,
   InstanceTypeChanged,
+  Node,
   NodeInventory,
   NodePhase,
   NodeStatus,
@@ -96,6 +97,15 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     this.nodesWatch?.stop();
     this.heartbeats?.unsubscribe();
     for (const l of this.listeners) this.listeners.delete(l);
+  }
+
+  /**
+   * A node as the API shows it: the model keeps the status of the last transition, the
+   * liveness tracker the latest heartbeat.
+   */
+  withLiveHeartbeat(node: Node): Node {
+    const lastHeartbeat = this.liveness.lastHeartbeat(node.name);
+    return lastHeartbeat && node.status ? { ...node, status: { ...node.status, lastHeartbeat } } : node;
   }
 
   /** Registers a watcher; returns the function that removes it. */

@@ -46,13 +46,13 @@ export class CapacityGrpc {
         if (!LABEL_KEY.test(key)) throw invalidArgument(`labelSelector["${key}"]`, 'a label key like "nvidia.com/gpu.product"');
       }
       const selector = Object.keys(req.labelSelector).length ? req.labelSelector : undefined;
-      return { nodes: this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector }) };
+      return { nodes: this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector }).map((n) => this.state.withLiveHeartbeat(n)) };
     }),
     getNode: unary((req: GetNodeRequest) => {
       requireName('name', req.name);
       const node = this.model.getNode(req.name);
       if (!node) throw notFound('node', req.name, 'list nodes with `gpufleet get nodes`');
-      return { node };
+      return { node: this.state.withLiveHeartbeat(node) };
     }),
     listPools: unary(() => ({ pools: this.model.listPools() })),
     listInstanceTypes: unary((req: ListInstanceTypesRequest) => {

@@ -65,6 +65,12 @@ export class NodeLiveness {
     return out;
   }
 
+  /** Receipt time of the node's last heartbeat, when one arrived. */
+  lastHeartbeat(node: string): Date | undefined {
+    const t = this.nodes.get(node)?.lastHeartbeat;
+    return t ? new Date(t) : undefined;
+  }
+
   phaseOf(node: string): NodePhase | undefined {
     return this.nodes.get(node)?.phase;
   }

@@ -1,0 +1,33 @@
+import { DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { redactConfig } from '@gpufleet/config';
+import { createLogger, NestJsonLogger } from '@gpufleet/observability';
+import type { LogLevel } from '@gpufleet/config';
+
+export interface ServiceBootstrapOptions<C extends object> {
+  service: string;
+  config: C & { HTTP_PORT: number; GRPC_PORT: number; LOG_LEVEL: LogLevel };
+  module: DynamicModule;
+  stopTracing: () => Promise<void>;
+}
+
+/**
+ * Starts a gpufleet service: JSON logs, HTTP (/healthz, /readyz, /metrics) on HTTP_PORT,
+ * graceful shutdown on SIGTERM/SIGINT (stop taking work, drain, flush, exit). A start-up
+ * failure is logged with its reason and exits 1.
+ */
+export async function bootstrapService<C extends object>(opts: ServiceBootstrapOptions<C>): Promise<void> {
+  const { config, service } = opts;
+  const logger = createLogger({ service, level: config.LOG_LEVEL });
+  try {
+    const app = await NestFactory.create(opts.module, { logger: new NestJsonLogger(logger) });
+    app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+    await app.listen(config.HTTP_PORT, '0.0.0.0');
+    logger.info({ config: redactConfig(config) }, `${service} ready: http :${config.HTTP_PORT}, grpc :${config.GRPC_PORT}`);
+    process.once('beforeExit', () => void opts.stopTracing());
+  } catch (err) {
+    logger.fatal({ err }, `${service} failed to start: ${(err as Error).message}`);
+    await opts.stopTracing();
+    process.exit(1);
+  }
+}
