@@ -3,3 +3,4 @@ export * from './host';
 export * from './labels';
 export * from './simulated';
 export * from './inventory';
+export * from './vendors';

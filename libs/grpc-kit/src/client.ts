@@ -1,5 +1,5 @@
 import { readFileSync } from 'fs';
-import { ChannelCredentials, Client, ClientReadableStream, Metadata, ServiceError, credentials } from '@grpc/grpc-js';
+import { CallOptions, ChannelCredentials, Client, ClientReadableStream, Metadata, ServiceError, credentials } from '@grpc/grpc-js';
 
 export interface ClientTlsSettings {
   caFile?: string;
@@ -16,9 +16,11 @@ export function channelCredentials(tls?: ClientTlsSettings): ChannelCredentials 
   );
 }
 
+// The last overload ts-proto generates for a unary method; TypeScript infers from it.
 type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
+  options: Partial<CallOptions>,
   callback: (error: ServiceError | null, response: Res) => void,
 ) => unknown;
 
@@ -30,13 +32,7 @@ export function callUnary<Req, Res>(
   { metadata = new Metadata(), deadlineMs = 10_000 }: { metadata?: Metadata; deadlineMs?: number } = {},
 ): Promise<Res> {
   return new Promise((resolve, reject) => {
-    const fn = method as unknown as (
-      req: Req,
-      md: Metadata,
-      opts: { deadline: Date },
-      cb: (error: ServiceError | null, response: Res) => void,
-    ) => unknown;
-    fn.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => (err ? reject(err) : resolve(res)));
+    method.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => (err ? reject(err) : resolve(res)));
   });
 }
 

@@ -6,14 +6,17 @@ import { Metadata, status, StatusObject } from '@grpc/grpc-js';
  */
 export class GrpcError extends Error implements Partial<StatusObject> {
   readonly metadata: Metadata;
+  /** What grpc-js sends as the status message: `REASON: sentence`. */
+  readonly details: string;
 
   constructor(
     readonly code: status,
     readonly reason: string,
-    readonly details: string,
+    sentence: string,
     readonly field?: string,
   ) {
-    super(`${reason}: ${details}`);
+    super(`${reason}: ${sentence}`);
+    this.details = this.message;
     this.metadata = new Metadata();
     this.metadata.set('gpufleet-reason', reason);
     if (field) this.metadata.set('gpufleet-field', field);

@@ -1,2 +1,2 @@
-export { freePort, isPortOpen, waitFor, requireBinary } from '@gpufleet/process-kit';
+export * from '@gpufleet/process-kit';
 export * from './servers';

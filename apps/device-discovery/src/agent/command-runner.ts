@@ -7,8 +7,12 @@ export function execCommandRunner(timeoutMs = 30_000): CommandRunner {
     new Promise((resolve, reject) => {
       execFile(command, args, { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
         if (err) {
-          const why = (stderr || stdout || err.message).trim().split('\n').slice(-3).join(' | ');
-          reject(new Error(`${command} ${args.join(' ')} failed: ${why}`));
+          // Keep what the tool printed (providers read e.g. "No devices were found" from it)
+          // and Node's error code (ENOENT: the tool is not installed).
+          const why = (stderr || stdout || err.message).trim().split('\n').slice(-5).join(' | ');
+          const failure = new Error(`${command} ${args.join(' ')} failed: ${why}`) as Error & { code?: unknown };
+          failure.code = (err as NodeJS.ErrnoException).code;
+          reject(failure);
           return;
         }
         resolve(stdout);

@@ -1,0 +1,85 @@
+import { mkdtempSync } from 'fs';
+import { tmpdir } from 'os';
+import { join, resolve } from 'path';
+import { CapacityServiceClient, InstanceType } from '@gpufleet/contracts';
+import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { ManagedProcess, ProcessGroup, freePort, waitFor } from '@gpufleet/testing';
+
+export const REPO_ROOT = resolve(__dirname, '../..');
+export const DEV_FLEET = join(REPO_ROOT, 'examples/fleets/dev.yaml');
+
+const NODE_ARGS = ['-r', 'reflect-metadata', '-r', '@swc-node/register'];
+
+/** Real service processes for end-to-end tests; logs go to a temp dir printed on failure. */
+export class ServiceStack {
+  readonly group = new ProcessGroup();
+  readonly logs = mkdtempSync(join(tmpdir(), 'gpufleet-e2e-'));
+
+  constructor(readonly natsUrl: string, readonly cluster = 'dev') {}
+
+  private start(name: string, app: string, env: Record<string, string>): ManagedProcess {
+    return this.group.start({
+      name,
+      command: process.execPath,
+      args: [...NODE_ARGS, join(REPO_ROOT, 'apps', app, 'src', 'main.ts')],
+      cwd: REPO_ROOT,
+      env: { ...process.env, GPUFLEET_CLUSTER: this.cluster, NATS_URL: this.natsUrl, LOG_LEVEL: 'info', ...env },
+      logFile: join(this.logs, `${name.replace('/', '-')}.log`),
+    });
+  }
+
+  async scheduler(env: Record<string, string> = {}): Promise<{ proc: ManagedProcess; address: string; http: string }> {
+    const grpc = await freePort();
+    const http = await freePort();
+    const proc = this.start('scheduler', 'scheduler', { GRPC_PORT: String(grpc), HTTP_PORT: String(http), ...env });
+    await waitReady(proc, `http://127.0.0.1:${http}`);
+    return { proc, address: `127.0.0.1:${grpc}`, http: `http://127.0.0.1:${http}` };
+  }
+
+  async agent(node: string, env: Record<string, string> = {}): Promise<{ proc: ManagedProcess; http: string }> {
+    const http = await freePort();
+    const proc = this.start(`agent/${node}`, 'device-discovery', {
+      NODE_NAME: node,
+      GPUFLEET_PROVIDERS: 'simulated',
+      GPUFLEET_FLEET_FILE: DEV_FLEET,
+      HTTP_PORT: String(http),
+      GRPC_PORT: String(await freePort()),
+      ...env,
+    });
+    await waitReady(proc, `http://127.0.0.1:${http}`);
+    return { proc, http: `http://127.0.0.1:${http}` };
+  }
+
+  stop(): Promise<void> {
+    return this.group.stopAll(10_000);
+  }
+}
+
+export async function waitReady(proc: ManagedProcess, base: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    `${proc.spec.name} /readyz (log: ${proc.spec.logFile})`,
+    async () => {
+      if (proc.child.exitCode !== null) throw new Error(`${proc.spec.name} exited with ${proc.child.exitCode}; see ${proc.spec.logFile}`);
+      const res = await fetch(`${base}/readyz`).catch(() => undefined);
+      return res?.status === 200 || undefined;
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
+export function capacityClient(address: string): CapacityServiceClient {
+  return new CapacityServiceClient(address, channelCredentials());
+}
+
+export async function instanceTypes(client: CapacityServiceClient): Promise<InstanceType[]> {
+  return (await callUnary(client, client.listInstanceTypes, { pool: '' })).instanceTypes;
+}
+
+/** Whole-accelerator capacity of every 1x InstanceType, by accelerator product. */
+export async function wholeCapacityByProduct(client: CapacityServiceClient): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of await instanceTypes(client)) {
+    if (t.unit?.accelerators === 1) out[t.acceleratorProduct] = (out[t.acceleratorProduct] ?? 0) + (t.capacity?.whole?.capacity ?? 0);
+  }
+  return out;
+}

@@ -1,0 +1,7 @@
+export { contentFingerprint, stableStringify } from './content-fingerprint';
+export {
+  InventoryAssembler,
+  type AssembledInventory,
+  type InventoryAssemblerOptions,
+  type ProviderOutcome,
+} from './inventory-assembler';

@@ -1,0 +1,131 @@
+import type { NodeInventory, ProviderStatus, TopologyPlacement } from '@gpufleet/contracts';
+import type { HostInfo } from '../host/host-info';
+import { computeNodeLabels } from '../labels/node-labels';
+import type { DetectionResult } from '../provider';
+import { contentFingerprint } from './content-fingerprint';
+
+/** How one provider pass ended: what it found (and, for host-like providers, the host facts), or why it failed. */
+export type ProviderOutcome = { ok: DetectionResult; host?: HostInfo } | { error: Error };
+
+export interface InventoryAssemblerOptions {
+  nodeName: string;
+  cluster: string;
+  agentVersion: string;
+  topology?: TopologyPlacement;
+  /** The node's own labels (configuration); they win over computed labels of the same key. */
+  nodeLabels?: Record<string, string>;
+  /** Last published generation (e.g. read back after a restart) so generations keep increasing. */
+  generation?: number;
+  clock?: () => Date;
+}
+
+export interface AssembledInventory {
+  inventory: NodeInventory;
+  /** True when the content differs from the previous assembly: the agent should publish. */
+  changed: boolean;
+}
+
+interface ProviderState {
+  result?: DetectionResult;
+  host?: HostInfo;
+  error?: string;
+  lastSuccess?: Date;
+  lastAttempt: Date;
+}
+
+/**
+ * The agent's memory of every provider's last pass, merged into one NodeInventory.
+ * A failed pass keeps that provider's last good devices (and says why in its status);
+ * a successful pass replaces them, so finding nothing removes them.
+ */
+export class InventoryAssembler {
+  private readonly providers = new Map<string, ProviderState>();
+  private readonly clock: () => Date;
+  private topology: TopologyPlacement | undefined;
+  private nodeLabels: Record<string, string>;
+  private generationValue: number;
+  private lastFingerprint: string | undefined;
+
+  constructor(private readonly options: InventoryAssemblerOptions) {
+    this.clock = options.clock ?? (() => new Date());
+    this.topology = options.topology ? { ...options.topology } : undefined;
+    this.nodeLabels = { ...options.nodeLabels };
+    this.generationValue = options.generation ?? 0;
+  }
+
+  get generation(): number {
+    return this.generationValue;
+  }
+
+  record(provider: string, outcome: ProviderOutcome): void {
+    const now = this.clock();
+    const previous = this.providers.get(provider);
+    if ('error' in outcome) {
+      this.providers.set(provider, { ...previous, error: outcome.error.message || String(outcome.error), lastAttempt: now });
+      return;
+    }
+    this.providers.set(provider, {
+      result: structuredClone(outcome.ok),
+      host: outcome.host ? structuredClone(outcome.host) : undefined,
+      lastSuccess: now,
+      lastAttempt: now,
+    });
+  }
+
+  setTopology(topology: TopologyPlacement | undefined): void {
+    this.topology = topology ? { ...topology } : undefined;
+  }
+
+  setNodeLabels(labels: Record<string, string>): void {
+    this.nodeLabels = { ...labels };
+  }
+
+  /** Builds the inventory from everything recorded; bumps the generation only if the content changed. */
+  assemble(): AssembledInventory {
+    const names = [...this.providers.keys()].sort();
+    const states = names.map((name) => ({ name, state: this.providers.get(name)! }));
+    const results = states.map((s) => s.state.result).filter((r): r is DetectionResult => r !== undefined);
+    // Providers report disjoint things; the first (by name) that knows a version or the host wins.
+    const host = states.map((s) => s.state.host).find((h): h is HostInfo => h !== undefined);
+    const driverVersion = results.find((r) => r.driverVersion)?.driverVersion;
+    const runtimeVersion = results.find((r) => r.runtimeVersion)?.runtimeVersion;
+
+    const inventory: NodeInventory = {
+      nodeName: this.options.nodeName,
+      cluster: this.options.cluster,
+      os: host?.os ?? '',
+      kernel: host?.kernel ?? '',
+      cpu: host?.cpu,
+      memory: host?.memory,
+      localStorageGib: host?.localStorageGib ?? 0,
+      accelerators: results.flatMap((r) => r.accelerators ?? []),
+      nics: results.flatMap((r) => r.nics ?? []),
+      links: results.flatMap((r) => r.links ?? []),
+      topology: this.topology,
+      labels: {},
+      ...(driverVersion !== undefined ? { driverVersion } : {}),
+      ...(runtimeVersion !== undefined ? { runtimeVersion } : {}),
+      providers: states.map(({ name, state }): ProviderStatus => ({
+        provider: name,
+        ok: state.error === undefined,
+        error: state.error ?? '',
+        lastSuccess: state.lastSuccess,
+        lastAttempt: state.lastAttempt,
+      })),
+      generation: 0,
+      observedAt: this.clock(),
+      agentVersion: this.options.agentVersion,
+    };
+    const labels = { ...computeNodeLabels(inventory), ...this.nodeLabels };
+    inventory.labels = Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+    const fingerprint = contentFingerprint(inventory);
+    const changed = fingerprint !== this.lastFingerprint;
+    if (changed) {
+      this.generationValue += 1;
+      this.lastFingerprint = fingerprint;
+    }
+    inventory.generation = this.generationValue;
+    return { inventory: structuredClone(inventory), changed };
+  }
+}

@@ -1,0 +1,9 @@
+export {
+  AscendProvider,
+  ascendAcceleratorId,
+  ascendFamilyOf,
+  ascendProductName,
+  ascendSocVersion,
+  type AscendProviderOptions,
+} from './ascend-provider';
+export { parseNpuSmiInfo, type AscendChipRecord, type NpuSmiInfo } from './npu-smi-info';
