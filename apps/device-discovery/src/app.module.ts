@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
-import { ObservabilityModule } from '@gpufleet/observability';
+import { ObservabilityModule, createLogger } from '@gpufleet/observability';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { AgentModule } from './agent/agent.module';
 import { AgentService } from './agent/agent.service';
@@ -17,6 +17,7 @@ export class AppModule {
         MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `device-discovery@${config.NODE_NAME}`), cluster: config.GPUFLEET_CLUSTER }),
         ObservabilityModule.forRootAsync({
           service: 'device-discovery',
+          logger: createLogger({ service: 'device-discovery', level: config.LOG_LEVEL }),
           imports: [AgentModule],
           inject: [NATS_CONNECTION, AgentService],
           readiness: (nc: NatsConnection, agent: AgentService) => [

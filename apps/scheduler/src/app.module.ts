@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
-import { ObservabilityModule } from '@gpufleet/observability';
+import { ObservabilityModule, createLogger } from '@gpufleet/observability';
 import { hostname } from 'os';
 import { CapacityModule } from './capacity/capacity.module';
 import { CapacityStateService } from './capacity/capacity-state.service';
@@ -18,6 +18,7 @@ export class AppModule {
         MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `scheduler@${hostname()}`), cluster: config.GPUFLEET_CLUSTER }),
         ObservabilityModule.forRootAsync({
           service: 'scheduler',
+          logger: createLogger({ service: 'scheduler', level: config.LOG_LEVEL }),
           imports: [CapacityModule],
           inject: [NATS_CONNECTION, CapacityStateService],
           readiness: (nc: NatsConnection, capacity: CapacityStateService) => [

@@ -1,1 +1,41 @@
-export const x: number = 1;
+export {
+  bool,
+  duration,
+  file,
+  int,
+  list,
+  port,
+  str,
+  url,
+  FieldParseError,
+  type BoolOptions,
+  type CommonOptions,
+  type DurationOptions,
+  type FieldSpec,
+  type FileOptions,
+  type IntOptions,
+  type ListOptions,
+  type PortOptions,
+  type Resolved,
+  type StrOptions,
+  type UrlOptions,
+} from './fields';
+export {
+  ConfigError,
+  defineConfig,
+  EXIT_CONFIG,
+  isSecretField,
+  loadConfig,
+  loadConfigOrExit,
+  REDACTED,
+  redactConfig,
+  type ConfigFields,
+  type ConfigOf,
+  type ConfigProblem,
+  type ConfigSchema,
+  type InferConfig,
+  type LoadOrExitOptions,
+  type Redacted,
+} from './config';
+export { renderConfigMarkdown } from './markdown';
+export { LOG_LEVELS, servicePorts, sharedConfigFields, type LogLevel, type SharedConfig } from './shared';

@@ -2,7 +2,7 @@ import { randomUUID } from 'crypto';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, subjectOf } from '@gpufleet/contracts';
 import { JetStreamManager, Msg, NatsConnection, RetentionPolicy, StorageType, Subscription, headers as natsHeaders } from 'nats';
-import { extractTraceContext, injectTraceContext } from './trace-headers';
+import { extractTraceContext, injectTraceHeaders } from '@gpufleet/observability';
 
 export const HEADER_EVENT = 'gpufleet-event';
 export const HEADER_ID = 'gpufleet-id';
@@ -80,7 +80,7 @@ export class EventBus {
       const hdrs = natsHeaders();
       hdrs.set(HEADER_EVENT, def.type);
       hdrs.set(HEADER_ID, id);
-      injectTraceContext(hdrs, trace.setSpan(context.active(), span));
+      injectTraceHeaders(hdrs, trace.setSpan(context.active(), span));
       this.nc.publish(subject, encoder.encode(JSON.stringify(def.codec.toJSON(payload))), { headers: hdrs });
       return id;
     } finally {
@@ -110,7 +110,7 @@ export class EventBus {
           else options.onError?.(e, msg.subject);
           return;
         }
-        const parent = extractTraceContext(msg.headers);
+        const parent = msg.headers ? extractTraceContext(msg.headers) : context.active();
         const span = tracer.startSpan(
           `process ${msg.subject}`,
           { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.message.id': event.id } },

@@ -1,0 +1,60 @@
+import { evaluateReadiness, readinessBody, type ReadinessCheck } from './health';
+
+const ok = (name: string): ReadinessCheck => ({ name, check: () => undefined });
+const failing = (name: string, reason: string): ReadinessCheck => ({
+  name,
+  check: () => {
+    throw new Error(reason);
+  },
+});
+
+describe('readiness', () => {
+  it('is ready when every check passes, and when there are none', async () => {
+    expect((await evaluateReadiness([ok('nats'), { name: 'kv', check: async () => undefined }])).ready).toBe(true);
+    expect((await evaluateReadiness([])).ready).toBe(true);
+  });
+
+  it('names each failed check with its reason', async () => {
+    const report = await evaluateReadiness([
+      failing('nats', 'disconnected'),
+      ok('kv'),
+      { name: 'lease', check: () => Promise.reject(new Error('held by scheduler-1')) },
+    ]);
+    expect(report.ready).toBe(false);
+    expect(readinessBody(report)).toEqual({
+      status: 'not ready',
+      checks: { nats: 'disconnected', kv: 'ok', lease: 'held by scheduler-1' },
+      failed: ['nats: disconnected', 'lease: held by scheduler-1'],
+    });
+  });
+
+  it('fails a check that does not answer in time, without waiting for it', async () => {
+    const started = Date.now();
+    const report = await evaluateReadiness([{ name: 'redis', check: () => new Promise<void>(() => undefined) }], 50);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(readinessBody(report).failed).toEqual(['redis: no answer within 50 ms']);
+  });
+
+  it('runs checks concurrently', async () => {
+    const slow = (name: string): ReadinessCheck => ({ name, check: () => new Promise<void>((r) => setTimeout(r, 100)) });
+    const started = Date.now();
+    await evaluateReadiness([slow('a'), slow('b'), slow('c')]);
+    expect(Date.now() - started).toBeLessThan(280);
+  });
+
+  it('reports non-Error throws readably', async () => {
+    const report = await evaluateReadiness([
+      {
+        name: 'gpu',
+        check: () => {
+          throw 'no devices';
+        },
+      },
+    ]);
+    expect(readinessBody(report).checks).toEqual({ gpu: 'no devices' });
+  });
+
+  it('reports a ready body without a failed list', async () => {
+    expect(readinessBody(await evaluateReadiness([ok('nats')]))).toEqual({ status: 'ready', checks: { nats: 'ok' } });
+  });
+});
