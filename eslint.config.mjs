@@ -33,4 +33,23 @@ export default [
     files: ['**/*.spec.ts', 'e2e/**/*.ts', 'tools/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  {
+    // Specs may use the test harness (ephemeral nats-server/redis-server); production code may not.
+    files: ['**/*.spec.ts', '**/__fixtures__/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:testing'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:testing'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts'] },
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib', 'type:contracts', 'type:testing'] },
+          ],
+        },
+      ],
+    },
+  },
 ];

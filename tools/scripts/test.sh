@@ -8,6 +8,8 @@ bash tools/codegen/check.sh
 echo "== typecheck (strict)"
 npx tsc -p tsconfig.json --noEmit
 echo "== lint (module boundaries)"
+# The boundary rule reads the Nx project graph; without a computed one it silently skips.
+npx nx show projects >/dev/null
 npx eslint . --max-warnings 0
 echo "== jest (unit, integration, e2e)"
 npx jest --ci "$@"

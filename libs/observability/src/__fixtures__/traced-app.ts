@@ -2,7 +2,7 @@ import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, ObservabilityModule } from '@gpufleet/observability';
+import { createLogger, ObservabilityModule } from '../index';
 
 const logs: Record<string, unknown>[] = [];
 

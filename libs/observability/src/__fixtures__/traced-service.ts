@@ -1,7 +1,7 @@
 // Run by tracing.spec.ts as its own process, the way a service's main.ts starts: tracing first,
 // NestJS and node:http only after it (CONVENTIONS #1). Prints the finished spans and log lines
 // as one JSON line on stdout.
-import { startInMemoryTracing } from '@gpufleet/observability';
+import { startInMemoryTracing } from '../index';
 
 const { exporter, stop } = startInMemoryTracing('traced-service', { instrumentations: true });
 
