@@ -1,4 +1,6 @@
-import { CapacityServiceClient, NodePhase } from '@gpufleet/contracts';
+import { readFileSync } from 'fs';
+import { Buckets, CapacityServiceClient, NodeInventory, NodePhase } from '@gpufleet/contracts';
+import { KvStore, connectNats } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { RunningServer, startNats, waitFor } from '@gpufleet/testing';
 import { ServiceStack, capacityClient, instanceTypes, wholeCapacityByProduct } from './support/services';
@@ -68,6 +70,21 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
       code: 5,
       details: expect.stringMatching(/pool "nope" does not exist \(pools: /),
     });
+  });
+
+  it('ignores a malformed node record and keeps the accepted one', async () => {
+    const nc = await connectNats({ servers: [nats.url], name: 'e2e-writer' });
+    try {
+      const store = await KvStore.open(nc.jetstream(), Buckets.nodes('dev'), NodeInventory);
+      const current = (await store.get('l40s-0'))!.value;
+      await store.put('l40s-0', { ...current, generation: current.generation + 1, cluster: 'elsewhere', accelerators: [] });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await wholeCapacityByProduct(client))['NVIDIA L40S']).toBe(4);
+      const log = readFileSync(stack.group.list().find((p) => p.spec.name === 'scheduler')!.spec.logFile, 'utf8');
+      expect(log).toMatch(/INVALID_NODE_RECORD: l40s-0 revision \d+ ignored: cluster: expected \\"dev\\", got \\"elsewhere\\"/);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('a stopped node leaves the views within the timeout and returns when its agent restarts', async () => {

@@ -15,6 +15,7 @@ import {
   Pool,
   WatchEventType,
 } from '@gpufleet/contracts';
+import { migGeometryForProduct } from '@gpufleet/device-inventory';
 import { NO_ALLOCATIONS, NodeAllocations } from './allocations';
 import {
   buildInstanceType,
@@ -23,7 +24,6 @@ import {
   poolViews,
   sameInstanceTypeContent,
 } from './instance-types';
-import { migGeometryForProduct } from './mig-profiles';
 import {
   NodeContribution,
   nodeContributionOf,

@@ -9,15 +9,6 @@ export {
   instanceTypeFamily,
   type InstanceTypeUnit,
 } from './instance-types';
-export {
-  MIG_CATALOGUE,
-  migGeometryForProduct,
-  migProfileIndex,
-  normalizeMigProfileName,
-  sliceMask,
-  type MigGeometry,
-  type MigProfile,
-} from './mig-profiles';
 export { nodeShapeOf, type NodeShape } from './node-capacity';
 export {
   dominantProduct,

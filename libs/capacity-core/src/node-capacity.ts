@@ -4,6 +4,7 @@
  * Both are plain numbers so a pool can add and subtract them in O(1) per figure.
  */
 import { Accelerator, MigDevice, NodeInventory, PoolIdentity } from '@gpufleet/contracts';
+import { MigGeometry, MigProfile, migProfileIndex, sliceMask } from '@gpufleet/device-inventory';
 import {
   AcceleratorAllocation,
   CORES_PERCENT_PER_ACCELERATOR,
@@ -11,7 +12,6 @@ import {
   NodeAllocations,
   SHARED_TOKENS_PER_ACCELERATOR,
 } from './allocations';
-import { firstFreeStart, MigGeometry, migProfileIndex, sliceMask } from './mig-profiles';
 import { isPoolAccelerator } from './pools';
 
 /** The resources that size a pool's InstanceType units. */
@@ -194,6 +194,17 @@ function migOccupancy(
     markIdle(index);
   }
   return { occupied: occupied & ((1 << geometry.memorySlices) - 1), mediaInUse, idle };
+}
+
+/**
+ * First valid start of a profile that does not overlap `occupied`, or -1. Used to place an
+ * existing partition whose start the inventory did not report.
+ */
+function firstFreeStart(geometry: MigGeometry, profile: MigProfile, occupied: number): number {
+  for (const start of profile.starts) {
+    if (start + profile.size <= geometry.memorySlices && (occupied & sliceMask(start, profile.size)) === 0) return start;
+  }
+  return -1;
 }
 
 function groupPlacements(

@@ -4,8 +4,8 @@
  * removing a node costs O(figures), independent of the pool's size.
  */
 import { PoolIdentity } from '@gpufleet/contracts';
+import type { MigGeometry } from '@gpufleet/device-inventory';
 import { CountedValues } from './counted-values';
-import { MigGeometry } from './mig-profiles';
 import { NodeContribution, NodeShape } from './node-capacity';
 
 /** A capacity figure summed over Ready nodes, with the largest single-node amount. */

@@ -67,6 +67,8 @@ export const Buckets = {
   nodes: (cluster: string) => bucketName(cluster, 'nodes'),
   /** Node phase (Ready/NotReady) written by the scheduler, keyed by node name. */
   nodeStatus: (cluster: string) => bucketName(cluster, 'node-status'),
+  /** Pool name → identity, written by the scheduler so pool names survive restarts. */
+  pools: (cluster: string) => bucketName(cluster, 'pools'),
 } as const;
 
 function bucketName(cluster: string, what: string): string {

@@ -4,3 +4,4 @@ export * from './labels';
 export * from './simulated';
 export * from './inventory';
 export * from './vendors';
+export * from './catalog';

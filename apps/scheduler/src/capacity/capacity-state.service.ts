@@ -5,13 +5,16 @@ import {
   Events,
   InstanceTypeChanged,
   Node,
+  Pool,
+  PoolIdentity,
   NodeInventory,
   NodePhase,
   NodeStatus,
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
 import { CapacityModel, InstanceTypeEvent } from '@gpufleet/capacity-core';
-import { EventBus, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
+import { validateInventory } from '@gpufleet/device-inventory';
+import { EventBus, KvChange, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { NodeLiveness, PhaseTransition } from './node-liveness';
 
@@ -25,13 +28,15 @@ export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
 @Injectable()
 export class CapacityStateService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('capacity');
-  readonly model = new CapacityModel();
+  private modelValue?: CapacityModel;
   private readonly liveness: NodeLiveness;
   private readonly listeners = new Set<InstanceTypeListener>();
   private nodesWatch?: KvWatchHandle;
   private heartbeats?: Subscription;
   private sweeper?: NodeJS.Timeout;
   private statusStore?: KvStore<NodeStatus>;
+  private poolStore?: KvStore<Pool>;
+  private readonly pinnedPools = new Set<string>();
   private synced = false;
 
   constructor(
@@ -40,6 +45,11 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
   ) {
     this.liveness = new NodeLiveness(config.NOT_READY_TIMEOUT_S * 1000);
+  }
+
+  get model(): CapacityModel {
+    if (!this.modelValue) throw new Error('capacity model used before the scheduler loaded the store');
+    return this.modelValue;
   }
 
   get ready(): boolean {
@@ -51,6 +61,14 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     const cluster = this.config.GPUFLEET_CLUSTER;
     const nodes = await KvStore.open(js, Buckets.nodes(cluster), NodeInventory);
     this.statusStore = await KvStore.open(js, Buckets.nodeStatus(cluster), NodeStatus);
+    this.poolStore = await KvStore.open(js, Buckets.pools(cluster), Pool);
+    // Pool names are part of the API (InstanceType names derive from them): keep them stable
+    // across restarts by handing the model the names it gave out before.
+    const pinned = (await this.poolStore.list((e) => this.logger.error(e.message))).map((v) => {
+      this.pinnedPools.add(v.key);
+      return { name: v.key, identity: v.value.identity ?? PoolIdentity.fromPartial({}) };
+    });
+    this.modelValue = new CapacityModel({ pinnedPoolNames: pinned });
     // Phases persisted by the previous scheduler: Ready nodes get a fresh grace period,
     // NotReady ones wait for a heartbeat, so a scheduler restart does not flap capacity.
     const previous = new Map((await this.statusStore.list()).map((v) => [v.key, v.value.phase]));
@@ -63,29 +81,39 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
       },
       { onInvalid: (e) => this.logger.warn(e.message) },
     );
-    this.nodesWatch = nodes.watch(
-      (change) => {
+    // The initial snapshot is applied as one batch: one event per InstanceType, and pool
+    // names that do not depend on the order node records arrive in.
+    let initial: Array<KvChange<NodeInventory>> | undefined = [];
+    const apply = (change: KvChange<NodeInventory>): void => {
         if (change.kind === 'delete') {
           this.liveness.forget(change.key);
           this.emit(this.model.removeNode(change.key));
           return;
         }
         const inv = change.value;
-        if (inv.nodeName !== change.key) {
-          this.logger.warn(`node record ${change.key} names node "${inv.nodeName}"; ignored`);
+        const problems = validateInventory(inv, this.config.GPUFLEET_CLUSTER);
+        if (inv.nodeName !== change.key) problems.unshift(`nodeName: expected "${change.key}" (the record's key), got "${inv.nodeName}"`);
+        if (problems.length > 0) {
+          // Keep whatever was accepted before; a bad record never reaches the views.
+          this.logger.warn(`INVALID_NODE_RECORD: ${change.key} revision ${change.revision} ignored: ${problems.join('; ')}`);
           return;
         }
         const known = this.liveness.phaseOf(inv.nodeName) !== undefined;
         const status = this.liveness.track(inv.nodeName, Date.now(), previous.get(inv.nodeName) !== NodePhase.NODE_PHASE_NOT_READY);
         this.emit(this.model.upsertNode(inv));
         if (!known) this.emit(this.model.setPhase(inv.nodeName, status.phase, status));
-      },
+    };
+    this.nodesWatch = nodes.watch(
+      (change) => (initial ? initial.push(change) : apply(change)),
       {
         onCorrupt: (e) => this.logger.error(e.message),
         onError: (e) => this.logger.warn(`nodes watch interrupted, resuming: ${(e as Error).message}`),
       },
     );
     await this.nodesWatch.ready;
+    const snapshot = initial;
+    initial = undefined;
+    this.emit(this.model.batch(() => snapshot.forEach(apply)));
     this.synced = true;
     const every = Math.max(100, Math.min(1000, this.liveness.timeoutMs / 5));
     this.sweeper = setInterval(() => this.liveness.sweep(Date.now()).forEach((t) => this.applyTransition(t)), every);
@@ -114,6 +142,15 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     return () => this.listeners.delete(listener);
   }
 
+  private pinNewPools(): void {
+    for (const pool of this.model.listPools()) {
+      if (this.pinnedPools.has(pool.name)) continue;
+      this.pinnedPools.add(pool.name);
+      const record = Pool.fromPartial({ name: pool.name, identity: pool.identity });
+      this.poolStore?.create(pool.name, record).catch((e: Error) => this.logger.warn(`could not pin pool name ${pool.name}: ${e.message}`));
+    }
+  }
+
   private applyTransition(t: PhaseTransition): void {
     const node = this.model.getNode(t.node);
     this.emit(this.model.setPhase(t.node, t.status.phase, t.status));
@@ -129,6 +166,7 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   }
 
   private emit(events: InstanceTypeEvent[]): void {
+    if (events.length > 0) this.pinNewPools();
     for (const ev of events) {
       const change: InstanceTypeChanged = { type: ev.type, cluster: this.config.GPUFLEET_CLUSTER, instanceType: ev.instanceType };
       this.bus.publish(Events.instanceTypeChanged, change);

@@ -5,3 +5,4 @@ export {
   type InventoryAssemblerOptions,
   type ProviderOutcome,
 } from './inventory-assembler';
+export { validateInventory } from './validate-inventory';

@@ -1,9 +1,9 @@
 import { AcceleratorVendor } from '@gpufleet/contracts';
-import { lookupAccelerator } from './catalog';
+import { lookupAccelerator, migGeometryForMemory, migMemoryClassesGb, type Interconnect } from '../catalog';
 import { childPath, FieldReader, isMapping, type Issues } from './field-reader';
-import type { FleetAccelerators, Interconnect, MigPartition } from './fleet-types';
+import type { FleetAccelerators, MigPartition } from './fleet-types';
 import { readMemoryMib } from './host-spec';
-import { migGeometryFor, placeMigPartitions, type MigRequest } from './mig-profiles';
+import { placeMigPartitions, type MigRequest } from './mig-placement';
 
 const ACCELERATOR_FIELDS = [
   'product',
@@ -84,9 +84,10 @@ function resolveMig(
     issues.add(m.at('enabled'), `${JSON.stringify(spec.product)} does not support MIG (set mig.capable: true if it does)`);
     return off;
   }
-  const geometry = migGeometryFor(spec.memoryMib);
+  const geometry = migGeometryForMemory(spec.memoryMib);
   if (!geometry) {
-    issues.add(m.path, `no MIG geometry is known for a GPU with ${spec.memoryMib} MiB; known: 24, 40, 80, 94, 96, 141 and 180 GB classes`);
+    const known = migMemoryClassesGb().join(', ').replace(/, (\d+)$/, ' and $1');
+    issues.add(m.path, `no MIG geometry is known for a GPU with ${spec.memoryMib} MiB; known: ${known} GB classes`);
     return off;
   }
 

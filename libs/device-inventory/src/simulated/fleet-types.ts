@@ -1,7 +1,5 @@
 import type { AcceleratorVendor, Cpu, Memory, TopologyPlacement } from '@gpufleet/contracts';
-
-/** How a node's accelerators reach each other. */
-export type Interconnect = 'nvlink' | 'pcie' | 'xgmi' | 'hccs';
+import type { Interconnect } from '../catalog';
 
 export type RdmaLinkLayer = 'InfiniBand' | 'Ethernet';
 

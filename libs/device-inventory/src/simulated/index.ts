@@ -1,4 +1,3 @@
-export { ACCELERATOR_CATALOG, lookupAccelerator, type CatalogAccelerator } from './catalog';
 export { FleetFileError, type FleetIssue } from './field-reader';
 export { loadFleetFile, parseFleet } from './fleet-file';
 export type {
@@ -6,11 +5,10 @@ export type {
   FleetAccelerators,
   FleetNics,
   FleetNode,
-  Interconnect,
   MigPartition,
   RdmaLinkLayer,
 } from './fleet-types';
-export { migGeometryFor, placeMigPartitions, type MigGeometry, type MigProfile, type MigRequest } from './mig-profiles';
+export { placeMigPartitions, type MigRequest } from './mig-placement';
 export { expandNamePattern } from './node-names';
 export {
   deterministicUuid,

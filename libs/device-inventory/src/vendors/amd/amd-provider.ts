@@ -1,10 +1,10 @@
 import { AcceleratorVendor, type Accelerator, type DeviceLink } from '@gpufleet/contracts';
+import { amdFamilyOf } from '../../catalog';
 import type { CommandRunner, DetectionResult, DeviceProvider } from '../../provider';
 import { failureText, isToolMissing, runVendorTool, toolStarts } from '../shared/command';
 import { setIfPresent } from '../shared/tool-output';
 import { parseAmdSmiList, parseAmdSmiStatic } from './amd-smi';
 import type { AmdGpuRecord } from './amd-gpu-record';
-import { amdFamilyOf } from './architecture';
 import { ROCM_SMI_INVENTORY_ARGS, ROCM_SMI_TOPOLOGY_ARGS, parseRocmSmiCards, parseRocmSmiLinkTypes } from './rocm-smi';
 
 export interface AmdProviderOptions {

@@ -7,4 +7,4 @@ export {
   parseRocmSmiLinkTypes,
 } from './rocm-smi';
 export type { AmdGpuRecord } from './amd-gpu-record';
-export { amdFamilyOf, normalizeGfxTarget } from './architecture';
+export { normalizeGfxTarget } from './architecture';

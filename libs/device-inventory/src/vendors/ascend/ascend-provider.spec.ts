@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AcceleratorVendor } from '@gpufleet/contracts';
 import { exitError, missingTool, scriptedRunner } from '../shared/scripted-runner';
-import { AscendProvider, ascendFamilyOf, ascendProductName, ascendSocVersion } from './ascend-provider';
+import { AscendProvider, ascendProductName, ascendSocVersion } from './ascend-provider';
 
 const fixture = (name: string): string => readFileSync(join(__dirname, '__fixtures__', name), 'utf8');
 
@@ -65,12 +65,11 @@ describe('AscendProvider', () => {
 
 describe('Ascend product names', () => {
   it.each([
-    ['910B3', 'Ascend 910B3', 'ascend910', 'Ascend910B3'],
-    ['Ascend910', 'Ascend 910', 'ascend910', undefined],
-    ['310P3', 'Ascend 310P3', 'ascend310', 'Ascend310P3'],
-  ])('%s is %s of %s, SoC %s', (name, product, family, soc) => {
+    ['910B3', 'Ascend 910B3', 'Ascend910B3'],
+    ['Ascend910', 'Ascend 910', undefined],
+    ['310P3', 'Ascend 310P3', 'Ascend310P3'],
+  ])('%s is %s, SoC %s', (name, product, soc) => {
     expect(ascendProductName(name)).toBe(product);
-    expect(ascendFamilyOf(name)).toBe(family);
     expect(ascendSocVersion(name)).toBe(soc);
   });
 });

@@ -1,4 +1,5 @@
 import { AcceleratorVendor, type Accelerator } from '@gpufleet/contracts';
+import { ascendFamilyOf } from '../../catalog';
 import type { CommandRunner, DetectionResult, DeviceProvider } from '../../provider';
 import { runVendorTool, toolStarts } from '../shared/command';
 import { setIfPresent } from '../shared/tool-output';
@@ -46,12 +47,6 @@ export class AscendProvider implements DeviceProvider {
 /** "910B3" -> "Ascend 910B3", "Ascend910" -> "Ascend 910". */
 export function ascendProductName(name: string): string {
   return `Ascend ${name.replace(/^Ascend\s*/i, '')}`;
-}
-
-/** "ascend910" for the 910 line (910, 910B, 910C), "ascend310" for 310 / 310P; else "". */
-export function ascendFamilyOf(name: string): string {
-  const series = /(910|310)/.exec(name)?.[1];
-  return series === undefined ? '' : `ascend${series}`;
 }
 
 /**

@@ -1,7 +1,6 @@
 export {
   AscendProvider,
   ascendAcceleratorId,
-  ascendFamilyOf,
   ascendProductName,
   ascendSocVersion,
   type AscendProviderOptions,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { migProfileMemoryMib, parseNvidiaGpuList } from './gpu-list';
+import { parseNvidiaGpuList } from './gpu-list';
 
 const fixture = (name: string): string => readFileSync(join(__dirname, '__fixtures__', name), 'utf8');
 
@@ -68,21 +68,5 @@ describe('parseNvidiaGpuList', () => {
     expect(() => parseNvidiaGpuList('  MIG 1g.10gb     Device  0: (UUID: MIG-1)')).toThrow(
       /line 1: MIG device listed before any GPU/,
     );
-  });
-});
-
-describe('migProfileMemoryMib', () => {
-  it.each([
-    ['1g.10gb', 10240],
-    ['1g.10gb+me', 10240],
-    ['1c.3g.40gb', 40960],
-    ['7g.80gb', 81920],
-    ['1g.5gb', 5120],
-  ])('%s is %i MiB nominal', (profile, mib) => {
-    expect(migProfileMemoryMib(profile)).toBe(mib);
-  });
-
-  it('a profile without a size is unknown', () => {
-    expect(migProfileMemoryMib('weird')).toBeUndefined();
   });
 });

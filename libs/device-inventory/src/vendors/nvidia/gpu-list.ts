@@ -1,4 +1,5 @@
 import type { MigDevice } from '@gpufleet/contracts';
+import { migProfileMemoryMib } from '../../catalog';
 import { ToolOutputError, outputLines } from '../shared/tool-output';
 import { saysNoDevicesFound } from './query-gpu';
 
@@ -61,14 +62,4 @@ function migDevice(profile: string, index: number, uuid: string): MigDevice {
   const memoryMib = migProfileMemoryMib(profile);
   if (memoryMib !== undefined) device.memoryMib = memoryMib;
   return device;
-}
-
-/**
- * Nominal memory of a MIG profile from its name: "1g.10gb" -> 10240 MiB, "1c.3g.40gb" -> 40960,
- * "1g.10gb+me" -> 10240. The real slice is slightly smaller (9856 MiB for 1g.10gb on an A100 80GB);
- * this is the figure to use only when nothing better was read.
- */
-export function migProfileMemoryMib(profile: string): number | undefined {
-  const gigabytes = /(?:^|\.)(\d+(?:\.\d+)?)gb\b/i.exec(profile);
-  return gigabytes ? Math.round(Number(gigabytes[1]) * 1024) : undefined;
 }

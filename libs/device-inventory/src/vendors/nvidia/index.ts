@@ -5,7 +5,7 @@ export {
   type NvidiaGpuRecord,
   type NvidiaQueryGpuField,
 } from './query-gpu';
-export { migProfileMemoryMib, parseNvidiaGpuList, type NvidiaListedGpu } from './gpu-list';
+export { parseNvidiaGpuList, type NvidiaListedGpu } from './gpu-list';
 export {
   nvidiaAcceleratorId,
   parseNvidiaTopology,
@@ -13,9 +13,4 @@ export {
   type NvidiaTopology,
 } from './topology-matrix';
 export { NVIDIA_VERSION_QUERY, parseNvidiaDriverVersions, type NvidiaDriverVersions } from './driver-versions';
-export {
-  nvidiaArchitectureOf,
-  nvidiaFamilyOfComputeCapability,
-  resolveNvidiaArchitecture,
-  type NvidiaArchitecture,
-} from './architecture';
+export { resolveNvidiaArchitecture } from './architecture';

@@ -1,18 +1,11 @@
-import { migGeometryFor, placeMigPartitions, type MigRequest } from './mig-profiles';
+import { MIG_CATALOGUE } from '../catalog';
+import { placeMigPartitions, type MigRequest } from './mig-placement';
 
 const req = (profile: string, start?: number): MigRequest => ({ profile, start, path: 'p' });
 
-describe('MIG geometry', () => {
-  it('matches GPUs by memory class', () => {
-    expect(migGeometryFor(81559)?.label).toBe('80 GB');
-    expect(migGeometryFor(81920)?.label).toBe('80 GB');
-    expect(migGeometryFor(143771)?.profiles.map((p) => p.profile)).toContain('3g.71gb');
-    expect(migGeometryFor(24576)?.memorySlices).toBe(4);
-    expect(migGeometryFor(46068)).toBeUndefined();
-  });
-
+describe('MIG placement', () => {
   it('finds a fitting arrangement regardless of the order partitions are written in', () => {
-    const geometry = migGeometryFor(40960)!;
+    const geometry = MIG_CATALOGUE['A100-40GB'];
     const result = placeMigPartitions([req('1g.5gb'), req('1g.5gb'), req('2g.10gb'), req('3g.20gb')], geometry, 40960, 'GPU 0');
     expect('partitions' in result && result.partitions.map((p) => `${p.profile}@${p.start}`)).toEqual([
       '2g.10gb@0',
@@ -23,7 +16,7 @@ describe('MIG geometry', () => {
   });
 
   it('fills all seven compute slices with 1g partitions but no eighth', () => {
-    const geometry = migGeometryFor(81920)!;
+    const geometry = MIG_CATALOGUE['A100-80GB'];
     const seven = Array.from({ length: 7 }, () => req('1g.10gb'));
     expect('partitions' in placeMigPartitions(seven, geometry, 81920, 'GPU 0')).toBe(true);
     const eight = placeMigPartitions([...seven, req('1g.10gb')], geometry, 81920, 'GPU 0');

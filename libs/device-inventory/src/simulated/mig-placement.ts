@@ -1,74 +1,5 @@
+import type { MigGeometry, MigProfile } from '../catalog';
 import type { MigPartition } from './fleet-types';
-
-/** A GPU instance profile: its compute and memory slices and where it may start. */
-export interface MigProfile {
-  profile: string;
-  computeSlices: number;
-  /** Memory slices occupied (the placement size nvidia-smi prints). */
-  size: number;
-  /** Allowed placement starts (nvidia-smi mig -lgipp). */
-  starts: number[];
-}
-
-/** The MIG geometry of one GPU memory class. */
-export interface MigGeometry {
-  /** e.g. "80 GB" */
-  label: string;
-  memorySlices: number;
-  computeSlices: number;
-  profiles: MigProfile[];
-}
-
-/**
- * A100/H100/H200/B200-class GPUs share one geometry (8 memory slices, 7 compute slices);
- * only the memory in the profile names differs. `m` are the names' GB for 1, 2, 4 and 8 slices.
- */
-function eightSliceGeometry(label: string, m: [number, number, number, number]): MigGeometry {
-  return {
-    label,
-    memorySlices: 8,
-    computeSlices: 7,
-    profiles: [
-      { profile: `1g.${m[0]}gb`, computeSlices: 1, size: 1, starts: [0, 1, 2, 3, 4, 5, 6] },
-      { profile: `1g.${m[1]}gb`, computeSlices: 1, size: 2, starts: [0, 2, 4, 6] },
-      { profile: `2g.${m[1]}gb`, computeSlices: 2, size: 2, starts: [0, 2, 4] },
-      { profile: `3g.${m[2]}gb`, computeSlices: 3, size: 4, starts: [0, 4] },
-      { profile: `4g.${m[2]}gb`, computeSlices: 4, size: 4, starts: [0] },
-      { profile: `7g.${m[3]}gb`, computeSlices: 7, size: 8, starts: [0] },
-    ],
-  };
-}
-
-const A30: MigGeometry = {
-  label: '24 GB',
-  memorySlices: 4,
-  computeSlices: 4,
-  profiles: [
-    { profile: '1g.6gb', computeSlices: 1, size: 1, starts: [0, 1, 2, 3] },
-    { profile: '2g.12gb', computeSlices: 2, size: 2, starts: [0, 2] },
-    { profile: '4g.24gb', computeSlices: 4, size: 4, starts: [0] },
-  ],
-};
-
-/** Memory classes by total MiB as the driver reports it; matched within a few percent. */
-const GEOMETRIES: Array<{ memoryMib: number; geometry: MigGeometry }> = [
-  { memoryMib: 24576, geometry: A30 },
-  { memoryMib: 40960, geometry: eightSliceGeometry('40 GB', [5, 10, 20, 40]) },
-  { memoryMib: 81559, geometry: eightSliceGeometry('80 GB', [10, 20, 40, 80]) },
-  { memoryMib: 95830, geometry: eightSliceGeometry('94 GB', [12, 24, 47, 94]) },
-  { memoryMib: 97871, geometry: eightSliceGeometry('96 GB', [12, 24, 48, 96]) },
-  { memoryMib: 143771, geometry: eightSliceGeometry('141 GB', [18, 35, 71, 141]) },
-  { memoryMib: 183359, geometry: eightSliceGeometry('180 GB', [23, 45, 90, 180]) },
-];
-
-export function migGeometryFor(memoryMib: number): MigGeometry | undefined {
-  let best: { distance: number; geometry: MigGeometry } | undefined;
-  for (const { memoryMib: classMib, geometry } of GEOMETRIES) {
-    const distance = Math.abs(classMib - memoryMib) / classMib;
-    if (distance <= 0.02 && (!best || distance < best.distance)) best = { distance, geometry };
-  }
-  return best?.geometry;
-}
 
 /** A partition as the fleet file asks for it; `start` absent means "first place it fits". */
 export interface MigRequest {
@@ -101,19 +32,22 @@ export function placeMigPartitions(
   gpuMemoryMib: number,
   gpuLabel: string,
 ): { partitions: MigPartition[] } | { problem: PlacementProblem } {
-  const byName = new Map(geometry.profiles.map((p) => [p.profile, p]));
-  const known = geometry.profiles.map((p) => p.profile).join(', ');
+  // The simulator models no media engines, so fleet files get no media-extension (+me) profiles.
+  const offered = geometry.profiles.filter((p) => !p.mediaExtensions);
+  const byName = new Map(offered.map((p) => [p.name, p]));
+  const known = offered.map((p) => p.name).join(', ');
+  const gpuClass = `${geometry.memoryGb} GB`;
   const resolved: Array<{ request: MigRequest; profile: MigProfile }> = [];
   for (const request of requests) {
     const profile = byName.get(request.profile);
     if (!profile) {
       return problem(
         `${request.path}.profile`,
-        `expected one of ${known} (MIG profiles of a ${geometry.label} GPU), got ${JSON.stringify(request.profile)}`,
+        `expected one of ${known} (MIG profiles of a ${gpuClass} GPU), got ${JSON.stringify(request.profile)}`,
       );
     }
     if (request.start !== undefined && !profile.starts.includes(request.start)) {
-      return problem(`${request.path}.start`, `expected one of ${profile.starts.join(', ')} for ${profile.profile}, got ${request.start}`);
+      return problem(`${request.path}.start`, `expected one of ${profile.starts.join(', ')} for ${profile.name}, got ${request.start}`);
     }
     resolved.push({ request, profile });
   }
@@ -128,7 +62,7 @@ export function placeMigPartitions(
         compute > geometry.computeSlices ? [compute, geometry.computeSlices, 'compute'] : [memory, geometry.memorySlices, 'memory'];
       return problem(
         request.path,
-        `${profile.profile} does not fit on ${gpuLabel}: the partitions so far need ${need} ${kind} slices, a ${geometry.label} GPU has ${have}`,
+        `${profile.name} does not fit on ${gpuLabel}: the partitions so far need ${need} ${kind} slices, a ${gpuClass} GPU has ${have}`,
       );
     }
   }
@@ -144,10 +78,10 @@ export function placeMigPartitions(
       const holder = used.slice(request.start, request.start + profile.size).find((u) => u !== undefined);
       return problem(
         request.path,
-        `${profile.profile} at start ${request.start} overlaps ${holder} on ${gpuLabel} (memory ${slicesText(request.start, profile.size)})`,
+        `${profile.name} at start ${request.start} overlaps ${holder} on ${gpuLabel} (memory ${slicesText(request.start, profile.size)})`,
       );
     }
-    occupy(request.start, profile.size, `${profile.profile}@${request.start}`);
+    occupy(request.start, profile.size, `${profile.name}@${request.start}`);
     starts.set(request, request.start);
   }
 
@@ -159,7 +93,7 @@ export function placeMigPartitions(
     const { request, profile } = unpinned[i];
     for (const start of profile.starts) {
       if (!free(start, profile.size)) continue;
-      occupy(start, profile.size, `${profile.profile}@${start}`);
+      occupy(start, profile.size, `${profile.name}@${start}`);
       starts.set(request, start);
       if (search(i + 1)) return true;
       occupy(start, profile.size, undefined);
@@ -171,14 +105,14 @@ export function placeMigPartitions(
     const stuck = unpinned[Math.min(deepest, unpinned.length - 1)];
     return problem(
       stuck.request.path,
-      `${stuck.profile.profile} does not fit on ${gpuLabel} next to the other partitions: no arrangement on the allowed starts (${stuck.profile.starts.join(', ')}) leaves room for it`,
+      `${stuck.profile.name} does not fit on ${gpuLabel} next to the other partitions: no arrangement on the allowed starts (${stuck.profile.starts.join(', ')}) leaves room for it`,
     );
   }
 
   return {
     partitions: resolved
       .map(({ request, profile }) => ({
-        profile: profile.profile,
+        profile: profile.name,
         start: starts.get(request)!,
         size: profile.size,
         computeSlices: profile.computeSlices,

@@ -1,4 +1,4 @@
-import { MIG_CATALOGUE, MigGeometry, migGeometryForProduct, migProfileIndex, sliceMask } from './mig-profiles';
+import { MIG_CATALOGUE, MigGeometry, migGeometryForProduct, migProfileIndex, migProfileMemoryMib, sliceMask } from './mig-profiles';
 
 function placeable(geometry: MigGeometry, profile: string, occupied: number): number {
   const index = migProfileIndex(geometry, profile);
@@ -91,5 +91,21 @@ describe('MIG profile catalogue', () => {
     expect(migProfileIndex(h100, 'MIG 3g.40gb')).toBe(migProfileIndex(h100, '3g.40gb'));
     expect(migProfileIndex(h100, '3G.40GB')).toBeGreaterThanOrEqual(0);
     expect(migProfileIndex(h100, '3g.20gb')).toBe(-1);
+  });
+});
+
+describe('migProfileMemoryMib', () => {
+  it.each([
+    ['1g.10gb', 10240],
+    ['1g.10gb+me', 10240],
+    ['1c.3g.40gb', 40960],
+    ['7g.80gb', 81920],
+    ['1g.5gb', 5120],
+  ])('%s is %i MiB nominal', (profile, mib) => {
+    expect(migProfileMemoryMib(profile)).toBe(mib);
+  });
+
+  it('a profile without a size is unknown', () => {
+    expect(migProfileMemoryMib('weird')).toBeUndefined();
   });
 });

@@ -34,8 +34,12 @@ export interface MigProfile {
 export interface MigGeometry {
   /** Catalogue key, e.g. "A100-80GB", "H100-94GB". */
   readonly key: string;
+  /** GB, as the profile names count it: the memory of the profile that spans the whole GPU. */
+  readonly memoryGb: number;
   /** Memory slices of one GPU. */
   readonly memorySlices: number;
+  /** Compute slices of one GPU: those of the profile that spans it (7g on 8-slice GPUs, 4g on A30). */
+  readonly computeSlices: number;
   readonly profiles: readonly MigProfile[];
 }
 
@@ -80,75 +84,88 @@ function profile(
 }
 
 /**
+ * A geometry from its profiles. The profile that spans every memory slice is the whole GPU: it
+ * holds all compute slices, and its name states the memory the other names divide.
+ */
+function geometry(model: string, memorySlices: number, profiles: readonly MigProfile[]): MigGeometry {
+  const whole = profiles.find((p) => p.size === memorySlices);
+  const memoryGb = whole && migProfileMemoryGb(whole.name);
+  if (!whole || memoryGb === undefined) throw new Error(`MIG geometry of ${model} has no whole-GPU profile`);
+  return Object.freeze({
+    key: `${model}-${memoryGb}GB`,
+    memoryGb,
+    memorySlices,
+    computeSlices: whole.computeSlices,
+    profiles: Object.freeze([...profiles]),
+  });
+}
+
+/**
  * The 8-slice layout shared by A100, H100, H200, H20, GB200 and B200 (profile ids 19, 20, 15,
  * 14, 9, 5, 0 in `nvidia-smi mig -lgip`). Names: 1 compute + 1 memory slice, the same with
  * 2 memory slices, then 2g, 3g, 4g and the full 7g instance.
  */
 function eightSliceGeometry(
-  key: string,
+  model: string,
   names: { g1: string; g1x2: string; g2: string; g3: string; g4: string; g7: string },
 ): MigGeometry {
   const S = 8;
-  return Object.freeze({
-    key,
-    memorySlices: S,
-    profiles: Object.freeze([
-      profile(S, names.g1, 1, 1, [0, 1, 2, 3, 4, 5, 6]),
-      profile(S, `${names.g1}+me`, 1, 1, [0, 1, 2, 3, 4, 5, 6], true),
-      profile(S, names.g1x2, 1, 2, [0, 2, 4, 6]),
-      profile(S, names.g2, 2, 2, [0, 2, 4]),
-      profile(S, names.g3, 3, 4, [0, 4]),
-      profile(S, names.g4, 4, 4, [0]),
-      profile(S, names.g7, 7, 8, [0]),
-    ]),
-  });
+  return geometry(model, S, [
+    profile(S, names.g1, 1, 1, [0, 1, 2, 3, 4, 5, 6]),
+    profile(S, `${names.g1}+me`, 1, 1, [0, 1, 2, 3, 4, 5, 6], true),
+    profile(S, names.g1x2, 1, 2, [0, 2, 4, 6]),
+    profile(S, names.g2, 2, 2, [0, 2, 4]),
+    profile(S, names.g3, 3, 4, [0, 4]),
+    profile(S, names.g4, 4, 4, [0]),
+    profile(S, names.g7, 7, 8, [0]),
+  ]);
 }
 
 /** A30-24GB: 4 memory slices, 4 compute slices. */
 function a30Geometry(): MigGeometry {
   const S = 4;
-  return Object.freeze({
-    key: 'A30-24GB',
-    memorySlices: S,
-    profiles: Object.freeze([
-      profile(S, '1g.6gb', 1, 1, [0, 1, 2, 3]),
-      profile(S, '1g.6gb+me', 1, 1, [0, 1, 2, 3], true),
-      profile(S, '2g.12gb', 2, 2, [0, 2]),
-      profile(S, '2g.12gb+me', 2, 2, [0, 2], true),
-      profile(S, '4g.24gb', 4, 4, [0]),
-    ]),
-  });
+  return geometry('A30', S, [
+    profile(S, '1g.6gb', 1, 1, [0, 1, 2, 3]),
+    profile(S, '1g.6gb+me', 1, 1, [0, 1, 2, 3], true),
+    profile(S, '2g.12gb', 2, 2, [0, 2]),
+    profile(S, '2g.12gb+me', 2, 2, [0, 2], true),
+    profile(S, '4g.24gb', 4, 4, [0]),
+  ]);
 }
 
 const H100_80GB_NAMES = { g1: '1g.10gb', g1x2: '1g.20gb', g2: '2g.20gb', g3: '3g.40gb', g4: '4g.40gb', g7: '7g.80gb' };
 const H100_96GB_NAMES = { g1: '1g.12gb', g1x2: '1g.24gb', g2: '2g.24gb', g3: '3g.48gb', g4: '4g.48gb', g7: '7g.96gb' };
 
+function byKey(geometries: readonly MigGeometry[]): Readonly<Record<string, MigGeometry>> {
+  return Object.freeze(Object.fromEntries(geometries.map((g) => [g.key, g])));
+}
+
 /** Every product gpufleet knows MIG geometry for, by catalogue key. */
-export const MIG_CATALOGUE: Readonly<Record<string, MigGeometry>> = Object.freeze({
-  'A30-24GB': a30Geometry(),
-  'A100-40GB': eightSliceGeometry('A100-40GB', {
+export const MIG_CATALOGUE: Readonly<Record<string, MigGeometry>> = byKey([
+  a30Geometry(),
+  eightSliceGeometry('A100', {
     g1: '1g.5gb', g1x2: '1g.10gb', g2: '2g.10gb', g3: '3g.20gb', g4: '4g.20gb', g7: '7g.40gb',
   }),
-  'A100-80GB': eightSliceGeometry('A100-80GB', H100_80GB_NAMES),
-  'H100-80GB': eightSliceGeometry('H100-80GB', H100_80GB_NAMES),
-  'H100-94GB': eightSliceGeometry('H100-94GB', {
+  eightSliceGeometry('A100', H100_80GB_NAMES),
+  eightSliceGeometry('H100', H100_80GB_NAMES),
+  eightSliceGeometry('H100', {
     g1: '1g.12gb', g1x2: '1g.24gb', g2: '2g.24gb', g3: '3g.47gb', g4: '4g.47gb', g7: '7g.94gb',
   }),
-  'H100-96GB': eightSliceGeometry('H100-96GB', H100_96GB_NAMES),
-  'H20-96GB': eightSliceGeometry('H20-96GB', H100_96GB_NAMES),
-  'H200-141GB': eightSliceGeometry('H200-141GB', {
+  eightSliceGeometry('H100', H100_96GB_NAMES),
+  eightSliceGeometry('H20', H100_96GB_NAMES),
+  eightSliceGeometry('H200', {
     g1: '1g.18gb', g1x2: '1g.35gb', g2: '2g.35gb', g3: '3g.71gb', g4: '4g.71gb', g7: '7g.141gb',
   }),
-  'GH200-144GB': eightSliceGeometry('GH200-144GB', {
+  eightSliceGeometry('GH200', {
     g1: '1g.18gb', g1x2: '1g.36gb', g2: '2g.36gb', g3: '3g.72gb', g4: '4g.72gb', g7: '7g.144gb',
   }),
-  'B200-180GB': eightSliceGeometry('B200-180GB', {
+  eightSliceGeometry('B200', {
     g1: '1g.23gb', g1x2: '1g.45gb', g2: '2g.45gb', g3: '3g.90gb', g4: '4g.90gb', g7: '7g.180gb',
   }),
-  'GB200-186GB': eightSliceGeometry('GB200-186GB', {
+  eightSliceGeometry('GB200', {
     g1: '1g.23gb', g1x2: '1g.47gb', g2: '2g.47gb', g3: '3g.93gb', g4: '4g.93gb', g7: '7g.186gb',
   }),
-});
+]);
 
 // MiB thresholds that tell memory variants apart when the product name does not say
 // (e.g. "NVIDIA H100 PCIe", "NVIDIA A100-PCIE"); usable memory is a little under the marketed GB.
@@ -196,13 +213,18 @@ export function migProfileIndex(geometry: MigGeometry, profileName: string): num
   return geometry.profiles.findIndex((p) => p.name === wanted);
 }
 
+/** GB a profile name states: "3g.40gb" -> 40, "1c.3g.40gb" -> 40, "1g.10gb+me" -> 10. */
+function migProfileMemoryGb(profile: string): number | undefined {
+  const gigabytes = /(?:^|\.)(\d+(?:\.\d+)?)gb\b/i.exec(profile);
+  return gigabytes ? Number(gigabytes[1]) : undefined;
+}
+
 /**
- * First valid start of a profile that does not overlap `occupied`, or -1. Used to place an
- * existing partition whose start the inventory did not report.
+ * Nominal memory of a MIG profile from its name: "1g.10gb" -> 10240 MiB, "1c.3g.40gb" -> 40960,
+ * "1g.10gb+me" -> 10240. The real slice is slightly smaller (9856 MiB for 1g.10gb on an A100 80GB);
+ * this is the figure to use only when nothing better was read.
  */
-export function firstFreeStart(geometry: MigGeometry, profile: MigProfile, occupied: number): number {
-  for (const start of profile.starts) {
-    if (start + profile.size <= geometry.memorySlices && (occupied & sliceMask(start, profile.size)) === 0) return start;
-  }
-  return -1;
+export function migProfileMemoryMib(profile: string): number | undefined {
+  const gigabytes = migProfileMemoryGb(profile);
+  return gigabytes === undefined ? undefined : Math.round(gigabytes * 1024);
 }
