@@ -105,8 +105,9 @@ async function readOsRelease(root: string): Promise<string | undefined> {
 
 /** Reads CPU, memory, OS, kernel and local storage from a host tree mounted at `root` (default "/"). */
 export async function readHostInfo(root = '/', options: HostReadOptions = {}): Promise<HostInfo> {
-  const [cpu, memory, osRelease, kernel, storage] = await Promise.all([
-    readCpu(root, options.nodeArch),
+  // CPU first: when /proc is not mounted, the error names /proc/cpuinfo whatever finishes first.
+  const cpu = await readCpu(root, options.nodeArch);
+  const [memory, osRelease, kernel, storage] = await Promise.all([
     readMemory(root),
     readOsRelease(root),
     readOptionalText(hostPath(root, '/proc/sys/kernel/osrelease')),
