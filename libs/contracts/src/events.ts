@@ -1,5 +1,6 @@
 import { NodeHeartbeat, NodeInventory, DetectionFailed } from './generated/gpufleet/v1/devices';
 import { InstanceTypeChanged, NodeStatusChanged } from './generated/gpufleet/v1/capacity';
+import { WorkloadEvent } from './generated/gpufleet/v1/scheduling';
 
 /** Encode/decode pair every generated message has; events travel as proto3 canonical JSON. */
 export interface JsonCodec<T> {
@@ -36,6 +37,16 @@ export const Events = {
   nodeStatusChanged: defineEvent('nodes', 'status_changed', 1, NodeStatusChanged),
   /** An InstanceType appeared, changed capacity, or disappeared. */
   instanceTypeChanged: defineEvent('capacity', 'instancetype_changed', 1, InstanceTypeChanged),
+  /** A workload was accepted into its LocalQueue (validated, pending). */
+  workloadSubmitted: defineEvent('workloads', 'submitted', 1, WorkloadEvent),
+  /** Quota (credits) was reserved for a workload; placement follows. */
+  workloadQuotaReserved: defineEvent('workloads', 'quota_reserved', 1, WorkloadEvent),
+  /** A workload was placed and its devices committed to the ledger. */
+  workloadAdmitted: defineEvent('workloads', 'admitted', 1, WorkloadEvent),
+  /** An admitted workload was evicted to make room (reason says by whom and why). */
+  workloadPreempted: defineEvent('workloads', 'preempted', 1, WorkloadEvent),
+  /** A workload finished or was deleted; its devices and quota were released. */
+  workloadFinished: defineEvent('workloads', 'finished', 1, WorkloadEvent),
 } as const;
 
 export type EventName = keyof typeof Events;
@@ -69,6 +80,15 @@ export const Buckets = {
   nodeStatus: (cluster: string) => bucketName(cluster, 'node-status'),
   /** Pool name → identity, written by the scheduler so pool names survive restarts. */
   pools: (cluster: string) => bucketName(cluster, 'pools'),
+  /** Workloads (spec + status), keyed "<namespace>.<name>". */
+  workloads: (cluster: string) => bucketName(cluster, 'workloads'),
+  /** The devices ledger: per node, which device is held by which workload (CAS-written). */
+  ledger: (cluster: string) => bucketName(cluster, 'ledger'),
+  clusterQueues: (cluster: string) => bucketName(cluster, 'clusterqueues'),
+  /** LocalQueues, keyed "<namespace>.<name>". */
+  localQueues: (cluster: string) => bucketName(cluster, 'localqueues'),
+  /** Leader leases, keyed by role (e.g. "scheduler"). */
+  leases: (cluster: string) => bucketName(cluster, 'leases'),
 } as const;
 
 function bucketName(cluster: string, what: string): string {

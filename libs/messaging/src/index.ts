@@ -2,3 +2,4 @@ export * from './connection';
 export * from './events';
 export * from './kv-store';
 export * from './nest/messaging.module';
+export * from './lease';

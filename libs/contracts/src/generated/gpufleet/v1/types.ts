@@ -37,6 +37,18 @@ export interface EventMeta {
   time: Date | undefined;
 }
 
+/** A leader lease held in a KV key; the holder rewrites it every renew interval. */
+export interface Lease {
+  /** Identity of the holder, e.g. "scheduler@host-1/4242". */
+  holder: string;
+  acquiredAt: Date | undefined;
+  renewedAt:
+    | Date
+    | undefined;
+  /** Increases by one each time the lease changes hands. */
+  term: number;
+}
+
 function createBaseCapacityView(): CapacityView {
   return { onceMaxRequest: 0, remaining: 0, capacity: 0 };
 }
@@ -360,6 +372,131 @@ export const EventMeta: MessageFns<EventMeta> = {
     message.type = object.type ?? "";
     message.cluster = object.cluster ?? "";
     message.time = object.time ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLease(): Lease {
+  return { holder: "", acquiredAt: undefined, renewedAt: undefined, term: 0 };
+}
+
+export const Lease: MessageFns<Lease> = {
+  encode(message: Lease, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.holder !== "") {
+      writer.uint32(10).string(message.holder);
+    }
+    if (message.acquiredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.acquiredAt), writer.uint32(18).fork()).join();
+    }
+    if (message.renewedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.renewedAt), writer.uint32(26).fork()).join();
+    }
+    if (message.term !== 0) {
+      writer.uint32(32).uint64(message.term);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Lease {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLease();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.holder = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.acquiredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.renewedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.term = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Lease {
+    return {
+      holder: isSet(object.holder) ? globalThis.String(object.holder) : "",
+      acquiredAt: isSet(object.acquiredAt)
+        ? fromJsonTimestamp(object.acquiredAt)
+        : isSet(object.acquired_at)
+        ? fromJsonTimestamp(object.acquired_at)
+        : undefined,
+      renewedAt: isSet(object.renewedAt)
+        ? fromJsonTimestamp(object.renewedAt)
+        : isSet(object.renewed_at)
+        ? fromJsonTimestamp(object.renewed_at)
+        : undefined,
+      term: isSet(object.term) ? globalThis.Number(object.term) : 0,
+    };
+  },
+
+  toJSON(message: Lease): unknown {
+    const obj: any = {};
+    if (message.holder !== "") {
+      obj.holder = message.holder;
+    }
+    if (message.acquiredAt !== undefined) {
+      obj.acquiredAt = message.acquiredAt.toISOString();
+    }
+    if (message.renewedAt !== undefined) {
+      obj.renewedAt = message.renewedAt.toISOString();
+    }
+    if (message.term !== 0) {
+      obj.term = Math.round(message.term);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Lease>, I>>(base?: I): Lease {
+    return Lease.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Lease>, I>>(object: I): Lease {
+    const message = createBaseLease();
+    message.holder = object.holder ?? "";
+    message.acquiredAt = object.acquiredAt ?? undefined;
+    message.renewedAt = object.renewedAt ?? undefined;
+    message.term = object.term ?? 0;
     return message;
   },
 };

@@ -1,0 +1,65 @@
+import { Lease } from '@gpufleet/contracts';
+import { RunningServer, startNats, waitFor } from '@gpufleet/testing';
+import { NatsConnection } from 'nats';
+import { connectNats } from './connection';
+import { KvStore } from './kv-store';
+import { LeaderLease } from './lease';
+
+describe('LeaderLease on a real nats-server', () => {
+  let nats: RunningServer;
+  let nc: NatsConnection;
+  let store: KvStore<Lease>;
+  beforeAll(async () => {
+    nats = await startNats();
+    nc = await connectNats({ servers: [nats.url], name: 'lease-spec' });
+    store = await KvStore.open(nc.jetstream(), 'spec-leases', Lease);
+  });
+  afterAll(async () => {
+    await nc.close();
+    await nats.dispose();
+  });
+
+  function contender(holder: string, events: string[]) {
+    return new LeaderLease(store, 'scheduler', {
+      holder,
+      renewEveryMs: 100,
+      expireAfterMs: 600,
+      onAcquired: (term) => void events.push(`${holder} acquired term ${term}`),
+      onLost: (why) => void events.push(`${holder} lost: ${why}`),
+    });
+  }
+
+  it('one holder at a time; a standby takes over a silent holder, which then steps down', async () => {
+    const events: string[] = [];
+    const a = contender('a', events);
+    const b = contender('b', events);
+    a.start();
+    await waitFor('a leads', () => a.isLeader || undefined);
+    b.start();
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(b.isLeader).toBe(false); // a keeps renewing
+
+    // a hangs (stops renewing without releasing), as a crashed or paused process would.
+    await a.stop(false);
+    const silentAt = Date.now();
+    await waitFor('b takes over', () => b.isLeader || undefined, { timeoutMs: 5_000 });
+    expect(Date.now() - silentAt).toBeLessThan(2_000);
+    expect(b.currentTerm).toBe(2);
+    expect((await store.get('scheduler'))?.value.holder).toBe('b');
+    expect(events).toEqual(['a acquired term 1', 'b acquired term 2']);
+    await b.stop();
+    expect(await store.get('scheduler')).toBeUndefined(); // released for the next one
+  });
+
+  it('a holder whose renewal is overtaken learns it and stops leading', async () => {
+    const events: string[] = [];
+    const a = contender('a2', events);
+    a.start();
+    await waitFor('a2 leads', () => a.isLeader || undefined);
+    const current = (await store.get('scheduler'))!;
+    await store.update('scheduler', { ...current.value, holder: 'intruder', term: current.value.term + 1 }, current.revision);
+    await waitFor('a2 steps down', () => !a.isLeader || undefined);
+    expect(events[1]).toMatch(/a2 lost: lease scheduler was taken over/);
+    await a.stop();
+  });
+});
