@@ -1,6 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveHome, requireContext } from './context';
-import { parseKind, runGet } from './commands/get';
+import { callUnary } from '@gpufleet/grpc-kit';
+import { connectClients, parseKind, runGet } from './commands/get';
+import { runDescribeWorkload } from './commands/describe';
+import { runSubmit } from './commands/submit';
 import { up } from './commands/up';
 import { parseFormat } from './output/format';
 
@@ -56,16 +59,67 @@ program
 
 program
   .command('get')
-  .description('list nodes, pools or instancetypes (kubectl-style)')
-  .argument('<kind>', 'nodes | pools | instancetypes')
+  .description('list nodes, pools, instancetypes, workloads, queues or localqueues (kubectl-style)')
+  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues')
   .argument('[name]', 'one resource by name')
   .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
   .option('-w, --watch', 'keep printing changes')
   .option('--pool <pool>', 'only this pool (nodes, instancetypes)')
+  .option('-n, --namespace <ns>', 'namespace of workloads and localqueues (default: all for lists, "default" for one)')
   .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
   .action(async (kind: string, name: string | undefined, o) => {
     const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
-    await runGet({ scheduler: ctx.scheduler, kind: parseKind(kind), name, format: parseFormat(o.output), watch: Boolean(o.watch), pool: o.pool });
+    await runGet({
+      scheduler: ctx.scheduler,
+      kind: parseKind(kind),
+      name,
+      format: parseFormat(o.output),
+      watch: Boolean(o.watch),
+      pool: o.pool,
+      namespace: o.namespace,
+    });
+  });
+
+program
+  .command('submit')
+  .description('create or update the Workloads, ClusterQueues and LocalQueues of a YAML manifest')
+  .requiredOption('-f, --file <file>', 'manifest (multi-document YAML; - for stdin)')
+  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .action(async (o) => {
+    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
+    await runSubmit(ctx.scheduler, o.file, (t) => process.stdout.write(t + '\n'));
+  });
+
+program
+  .command('describe')
+  .description('show a workload in detail, with why it is pending')
+  .argument('<kind>', 'workload')
+  .argument('<name>')
+  .option('-n, --namespace <ns>', 'namespace', 'default')
+  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .action(async (kind: string, name: string, o) => {
+    if (parseKind(kind) !== 'workloads') throw new Error(`describe supports workloads, got "${kind}"`);
+    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
+    await runDescribeWorkload(ctx.scheduler, o.namespace, name, (t) => process.stdout.write(t + '\n'));
+  });
+
+program
+  .command('delete')
+  .description('delete a workload (its devices and quota are released)')
+  .argument('<kind>', 'workload')
+  .argument('<name>')
+  .option('-n, --namespace <ns>', 'namespace', 'default')
+  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .action(async (kind: string, name: string, o) => {
+    if (parseKind(kind) !== 'workloads') throw new Error(`delete supports workloads, got "${kind}"`);
+    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
+    const clients = connectClients(ctx.scheduler);
+    try {
+      await callUnary(clients.scheduling, clients.scheduling.deleteWorkload, { namespace: o.namespace, name });
+      process.stdout.write(`workload/${o.namespace}/${name} deleted\n`);
+    } finally {
+      clients.close();
+    }
   });
 
 program.parseAsync(process.argv).catch((err: Error & { details?: string }) => {

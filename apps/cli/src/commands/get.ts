@@ -1,20 +1,58 @@
-import { CapacityServiceClient, InstanceType, Node, Pool, WatchEventType } from '@gpufleet/contracts';
+import {
+  CapacityServiceClient,
+  ClusterQueue,
+  InstanceType,
+  LocalQueue,
+  Node,
+  Pool,
+  QueueServiceClient,
+  SchedulingServiceClient,
+  WatchEventType,
+  Workload,
+  WorkloadPhase,
+} from '@gpufleet/contracts';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
 import { Column, OutputFormat, renderStructured, renderTable } from '../output/format';
 import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resources';
+import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
+import { adminMetadata } from '../admin';
 
-export type Kind = 'nodes' | 'pools' | 'instancetypes';
+export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues';
 
 const ALIASES: Record<string, Kind> = {
   node: 'nodes', nodes: 'nodes', no: 'nodes',
   pool: 'pools', pools: 'pools',
   instancetype: 'instancetypes', instancetypes: 'instancetypes', it: 'instancetypes', its: 'instancetypes',
+  workload: 'workloads', workloads: 'workloads', wl: 'workloads',
+  clusterqueue: 'clusterqueues', clusterqueues: 'clusterqueues', cq: 'clusterqueues', queues: 'clusterqueues', queue: 'clusterqueues',
+  localqueue: 'localqueues', localqueues: 'localqueues', lq: 'localqueues',
 };
 
 export function parseKind(value: string): Kind {
   const kind = ALIASES[value.toLowerCase()];
-  if (!kind) throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes`);
+  if (!kind) {
+    throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes, workloads, queues (clusterqueues), localqueues`);
+  }
   return kind;
+}
+
+/** The scheduler's three gRPC services, on one address. */
+export interface Clients {
+  capacity: CapacityServiceClient;
+  scheduling: SchedulingServiceClient;
+  queues: QueueServiceClient;
+  namespace?: string;
+}
+
+export function connectClients(address: string, namespace?: string): Clients & { close(): void } {
+  const creds = channelCredentials();
+  const clients = {
+    capacity: new CapacityServiceClient(address, creds),
+    scheduling: new SchedulingServiceClient(address, creds),
+    queues: new QueueServiceClient(address, creds),
+    namespace,
+  };
+  return { ...clients, close: () => [clients.capacity, clients.scheduling, clients.queues].forEach((c) => c.close()) };
 }
 
 export interface GetOptions {
@@ -24,28 +62,30 @@ export interface GetOptions {
   format: OutputFormat;
   watch: boolean;
   pool?: string;
+  namespace?: string;
   out?: (text: string) => void;
 }
 
 interface KindSpec<T> {
   columns: Column<T>[];
   toJSON: (item: T) => unknown;
-  list: (client: CapacityServiceClient, pool?: string) => Promise<T[]>;
-  get: (client: CapacityServiceClient, name: string) => Promise<T>;
+  list: (c: Clients, pool?: string) => Promise<T[]>;
+  get: (c: Clients, name: string) => Promise<T>;
+  key?: (item: T) => string;
 }
 
 const nodesSpec: KindSpec<Node> = {
     columns: nodeColumns,
     toJSON: (n) => Node.toJSON(n),
-    list: async (c, pool) => (await callUnary(c, c.listNodes, { pool: pool ?? '', labelSelector: {} })).nodes,
-    get: async (c, name) => (await callUnary(c, c.getNode, { name })).node!,
+    list: async ({ capacity: c }, pool) => (await callUnary(c, c.listNodes, { pool: pool ?? '', labelSelector: {} })).nodes,
+    get: async ({ capacity: c }, name) => (await callUnary(c, c.getNode, { name })).node!,
 };
 
 const poolsSpec: KindSpec<Pool> = {
     columns: poolColumns,
     toJSON: (p) => Pool.toJSON(p),
-    list: async (c) => (await callUnary(c, c.listPools, {})).pools,
-    get: async (c, name) => {
+    list: async ({ capacity: c }) => (await callUnary(c, c.listPools, {})).pools,
+    get: async ({ capacity: c }, name) => {
       const pool = (await callUnary(c, c.listPools, {})).pools.find((p) => p.name === name);
       if (!pool) throw new Error(`NOT_FOUND: pool "${name}" does not exist`);
       return pool;
@@ -55,11 +95,46 @@ const poolsSpec: KindSpec<Pool> = {
 const instanceTypesSpec: KindSpec<InstanceType> = {
     columns: instanceTypeColumns,
     toJSON: (t) => InstanceType.toJSON(t),
-    list: async (c, pool) => (await callUnary(c, c.listInstanceTypes, { pool: pool ?? '' })).instanceTypes,
-    get: async (c, name) => (await callUnary(c, c.getInstanceType, { name })).instanceType!,
+    list: async ({ capacity: c }, pool) => (await callUnary(c, c.listInstanceTypes, { pool: pool ?? '' })).instanceTypes,
+    get: async ({ capacity: c }, name) => (await callUnary(c, c.getInstanceType, { name })).instanceType!,
 };
 
-const specs = { nodes: nodesSpec, pools: poolsSpec, instancetypes: instanceTypesSpec } as Record<Kind, KindSpec<unknown>>;
+const workloadsSpec: KindSpec<Workload> = {
+  columns: workloadColumns,
+  toJSON: (w) => Workload.toJSON(w),
+  key: (w) => `${w.spec?.namespace}/${w.spec?.name}`,
+  list: async ({ scheduling: c, namespace }) =>
+    (await callUnary(c, c.listWorkloads, { namespace: namespace ?? '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' })).workloads,
+  get: async ({ scheduling: c, namespace }, name) => (await callUnary(c, c.getWorkload, { namespace: namespace ?? 'default', name })).workload!,
+};
+
+const clusterQueuesSpec: KindSpec<ClusterQueue> = {
+  columns: clusterQueueColumns,
+  toJSON: (q) => ClusterQueue.toJSON(q),
+  list: async ({ queues: c }) => (await callUnary(c, c.listClusterQueues, {}, { metadata: adminMetadata() })).clusterQueues,
+  get: async ({ queues: c }, name) => (await callUnary(c, c.getClusterQueue, { name }, { metadata: adminMetadata() })).clusterQueue!,
+};
+
+const localQueuesSpec: KindSpec<LocalQueue> = {
+  columns: localQueueColumns,
+  toJSON: (q) => LocalQueue.toJSON(q),
+  key: (q) => `${q.namespace}/${q.name}`,
+  list: async ({ queues: c, namespace }) => (await callUnary(c, c.listLocalQueues, { namespace: namespace ?? '' }, { metadata: adminMetadata() })).localQueues,
+  get: async (clients, name) => {
+    const q = (await localQueuesSpec.list(clients)).find((x) => x.name === name);
+    if (!q) throw new Error(`NOT_FOUND: LocalQueue "${name}" does not exist in namespace "${clients.namespace ?? 'any'}"`);
+    return q;
+  },
+};
+
+const specs = {
+  nodes: nodesSpec,
+  pools: poolsSpec,
+  instancetypes: instanceTypesSpec,
+  workloads: workloadsSpec,
+  clusterqueues: clusterQueuesSpec,
+  localqueues: localQueuesSpec,
+} as Record<Kind, KindSpec<unknown>>;
 
 function render<T>(spec: KindSpec<T>, items: T[], format: OutputFormat, single: boolean, header = true): string {
   if (format === 'json' || format === 'yaml') return renderStructured(items.map(spec.toJSON), format, single);
@@ -69,22 +144,22 @@ function render<T>(spec: KindSpec<T>, items: T[], format: OutputFormat, single: 
 /** `gpufleet get`: prints once, or with -w keeps printing changed rows until interrupted. */
 export async function runGet(opts: GetOptions): Promise<void> {
   const out = opts.out ?? ((t: string) => process.stdout.write(t + '\n'));
-  const client = new CapacityServiceClient(opts.scheduler, channelCredentials());
+  const clients = connectClients(opts.scheduler, opts.namespace);
   try {
     const spec = specs[opts.kind];
-    const items = opts.name ? [await spec.get(client, opts.name)] : await spec.list(client, opts.pool);
+    const items = opts.name ? [await spec.get(clients, opts.name)] : await spec.list(clients, opts.pool);
     if (items.length === 0 && (opts.format === 'table' || opts.format === 'wide')) out(`No ${opts.kind} found.`);
     else out(render(spec, items, opts.format, Boolean(opts.name)));
-    if (opts.watch) await watch(client, opts, spec, out);
+    if (opts.watch) await watch(clients, opts, spec, out);
   } finally {
-    client.close();
+    clients.close();
   }
 }
 
-async function watch(client: CapacityServiceClient, opts: GetOptions, spec: KindSpec<unknown>, out: (t: string) => void): Promise<void> {
+async function watch(clients: Clients, opts: GetOptions, spec: KindSpec<unknown>, out: (t: string) => void): Promise<void> {
   const structured = opts.format === 'json' || opts.format === 'yaml';
   if (opts.kind === 'instancetypes') {
-    const stream = client.watchInstanceTypes({ pool: opts.pool ?? '', initial: false });
+    const stream = clients.capacity.watchInstanceTypes({ pool: opts.pool ?? '', initial: false });
     await new Promise<void>((resolve, reject) => {
       process.once('SIGINT', () => {
         stream.cancel();
@@ -101,17 +176,16 @@ async function watch(client: CapacityServiceClient, opts: GetOptions, spec: Kind
     });
     return;
   }
-  // Nodes and pools change with inventories and heartbeats: re-read every second and print
-  // only the rows whose content changed.
+  // Other kinds: re-read every second and print only the rows whose content changed.
   const last = new Map<string, string>();
-  const key = (x: unknown) => (x as { name: string }).name;
-  const initial = opts.name ? [await spec.get(client, opts.name)] : await spec.list(client, opts.pool);
+  const key = spec.key ?? ((x: unknown) => (x as { name: string }).name);
+  const initial = opts.name ? [await spec.get(clients, opts.name)] : await spec.list(clients, opts.pool);
   for (const i of initial) last.set(key(i), JSON.stringify(spec.toJSON(i)));
   let stopped = false;
   process.once('SIGINT', () => (stopped = true));
   while (!stopped) {
     await new Promise((r) => setTimeout(r, 1000));
-    const items = opts.name ? [await spec.get(client, opts.name)] : await spec.list(client, opts.pool);
+    const items = opts.name ? [await spec.get(clients, opts.name)] : await spec.list(clients, opts.pool);
     for (const i of items) {
       const json = JSON.stringify(spec.toJSON(i));
       if (last.get(key(i)) === json) continue;
