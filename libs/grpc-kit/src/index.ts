@@ -1,3 +1,4 @@
 export * from './errors';
 export * from './server';
 export * from './client';
+export * from './auth';
