@@ -31,6 +31,7 @@ program
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--log-level <level>', 'service log level', 'info')
+  .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
   .action(async (o) => {
     const home = resolveHome(program.opts().home);
     const stack = await up({
@@ -43,6 +44,7 @@ program
       heartbeatIntervalS: o.heartbeatInterval,
       notReadyTimeoutS: o.notReadyTimeout,
       logLevel: o.logLevel,
+      keepState: Boolean(o.keepState),
     });
     await new Promise<void>((resolve) => {
       const shutdown = (sig: string) => {

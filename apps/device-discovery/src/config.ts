@@ -7,7 +7,7 @@ export const agentConfigSchema = defineConfig({
   ...sharedConfigFields,
   ...servicePorts({ grpc: 50052, http: 8081 }),
   NODE_NAME: str({
-    default: hostname(),
+    default: hostname().toLowerCase(),
     pattern: /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/,
     patternDesc: 'a DNS-1123 node name (lower-case letters, digits, "-" and ".")',
     desc: 'Name of the node this agent reports; in Kubernetes, spec.nodeName from the downward API.',

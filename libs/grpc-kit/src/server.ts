@@ -57,7 +57,8 @@ export function serverStream<Req, Res>(handler: StreamHandler<Req, Res>): handle
   return (call: ServerWritableStream<Req, Res>) => {
     Promise.resolve()
       .then(() => handler(call.request, call))
-      .catch((err: unknown) => call.destroy(toServiceError(err)));
+      // Emitting 'error' makes grpc-js send the status and end the stream; destroy() would not.
+      .catch((err: unknown) => call.emit('error', toServiceError(err)));
   };
 }
 

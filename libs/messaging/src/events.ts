@@ -32,7 +32,8 @@ export class InvalidEventError extends Error {
 /** Parses and validates one message against its event definition. */
 export function decodeEvent<T>(def: EventDefinition<T>, msg: Pick<Msg, 'subject' | 'data' | 'headers'>): ReceivedEvent<T> {
   const type = msg.headers?.get(HEADER_EVENT) ?? '';
-  if (type && type !== def.type) {
+  if (!type) throw new InvalidEventError(msg.subject, `header ${HEADER_EVENT} is missing, expected "${def.type}"`);
+  if (type !== def.type) {
     throw new InvalidEventError(msg.subject, `header ${HEADER_EVENT} is "${type}", expected "${def.type}"`);
   }
   let json: unknown;
@@ -139,8 +140,8 @@ export class EventBus {
 }
 
 /**
- * Creates (or updates) the GPUFLEET_EVENTS stream so every event is retained for replay.
- * Several services call this at start; the last writer wins with the same config.
+ * Creates the GPUFLEET_EVENTS stream, when missing, so every event is retained for replay.
+ * An existing stream is not changed: operators may tune its limits.
  */
 export async function ensureEventsStream(jsm: JetStreamManager, maxAgeSeconds = 7 * 24 * 3600): Promise<void> {
   const config = {
@@ -153,8 +154,8 @@ export async function ensureEventsStream(jsm: JetStreamManager, maxAgeSeconds = 
     max_msgs_per_subject: 100_000,
   };
   try {
+    // Exists: leave it as it is, so an operator's retention settings survive service restarts.
     await jsm.streams.info(EVENTS_STREAM);
-    await jsm.streams.update(EVENTS_STREAM, config);
   } catch (err) {
     if (!/stream not found/i.test((err as Error).message)) throw err;
     try {

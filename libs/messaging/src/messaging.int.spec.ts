@@ -50,23 +50,27 @@ describe('messaging on a real nats-server', () => {
     expect(info.state.messages).toBeGreaterThanOrEqual(1);
   });
 
-  it('drops a malformed message and a message with the wrong event type, reporting why', async () => {
+  it('drops malformed messages, wrong or missing event types, reporting why', async () => {
     const bus = new EventBus(nc, 'beta');
     const good: string[] = [];
     const invalid: string[] = [];
     bus.subscribe(Events.inventory, (ev) => void good.push(ev.payload.nodeName), { onInvalid: (e) => invalid.push(e.message) });
     await nc.flush();
     const subject = subjectOf(Events.inventory, 'beta');
-    nc.publish(subject, StringCodec().encode('{not json'));
+    const typed = natsHeaders();
+    typed.set(HEADER_EVENT, Events.inventory.type);
+    nc.publish(subject, StringCodec().encode('{not json'), { headers: typed });
     const h = natsHeaders();
     h.set(HEADER_EVENT, 'devices.heartbeat.v1');
     nc.publish(subject, StringCodec().encode('{}'), { headers: h });
+    nc.publish(subject, StringCodec().encode('{"nodeName":"no-header"}'));
     bus.publish(Events.inventory, NodeInventory.fromPartial({ nodeName: 'ok-node', cluster: 'beta' }));
     await waitFor('good event', () => good.length > 0 || undefined);
     expect(good).toEqual(['ok-node']);
-    expect(invalid).toHaveLength(2);
+    expect(invalid).toHaveLength(3);
     expect(invalid[0]).toMatch(/not JSON/);
-    expect(invalid[1]).toMatch(/expected "devices.inventory.v1"/);
+    expect(invalid[1]).toMatch(/is "devices.heartbeat.v1", expected "devices.inventory.v1"/);
+    expect(invalid[2]).toMatch(/header gpufleet-event is missing/);
   });
 
   it('compare-and-set rejects a stale revision and keeps the accepted value', async () => {

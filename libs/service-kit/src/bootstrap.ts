@@ -1,4 +1,4 @@
-import { DynamicModule } from '@nestjs/common';
+import { DynamicModule, Module, OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { redactConfig } from '@gpufleet/config';
 import { createLogger, NestJsonLogger } from '@gpufleet/observability';
@@ -12,6 +12,20 @@ export interface ServiceBootstrapOptions<C extends object> {
 }
 
 /**
+ * Wraps the service's module so that tracing is flushed as the last shutdown step: Nest
+ * re-raises SIGTERM after closing, so `beforeExit` would never run.
+ */
+function withTracingShutdown(module: DynamicModule, stopTracing: () => Promise<void>): DynamicModule {
+  @Module({})
+  class ServiceRoot implements OnApplicationShutdown {
+    async onApplicationShutdown(): Promise<void> {
+      await stopTracing().catch(() => undefined);
+    }
+  }
+  return { module: ServiceRoot, imports: [module] };
+}
+
+/**
  * Starts a gpufleet service: JSON logs, HTTP (/healthz, /readyz, /metrics) on HTTP_PORT,
  * graceful shutdown on SIGTERM/SIGINT (stop taking work, drain, flush, exit). A start-up
  * failure is logged with its reason and exits 1.
@@ -20,11 +34,10 @@ export async function bootstrapService<C extends object>(opts: ServiceBootstrapO
   const { config, service } = opts;
   const logger = createLogger({ service, level: config.LOG_LEVEL });
   try {
-    const app = await NestFactory.create(opts.module, { logger: new NestJsonLogger(logger) });
+    const app = await NestFactory.create(withTracingShutdown(opts.module, opts.stopTracing), { logger: new NestJsonLogger(logger) });
     app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
     await app.listen(config.HTTP_PORT, '0.0.0.0');
     logger.info({ config: redactConfig(config) }, `${service} ready: http :${config.HTTP_PORT}, grpc :${config.GRPC_PORT}`);
-    process.once('beforeExit', () => void opts.stopTracing());
   } catch (err) {
     logger.fatal({ err }, `${service} failed to start: ${(err as Error).message}`);
     await opts.stopTracing();

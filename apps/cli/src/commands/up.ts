@@ -1,4 +1,4 @@
-import { mkdirSync } from 'fs';
+import { existsSync, mkdirSync, rmSync } from 'fs';
 import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
@@ -18,6 +18,8 @@ export interface UpOptions {
   heartbeatIntervalS: number;
   notReadyTimeoutS: number;
   logLevel: string;
+  /** Keep the NATS store (KV state, events) of the previous run in this home. */
+  keepState?: boolean;
   log?: (line: string) => void;
 }
 
@@ -43,7 +45,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   if (running) {
     throw new Error(`a gpufleet stack already runs from ${opts.home} (pid ${running.pid}); stop it, or use another --home`);
   }
-  const fleetFile = resolve(opts.fleet);
+  // A relative --fleet is looked up in the current directory, then in the repository.
+  const fleetFile = existsSync(resolve(opts.fleet)) ? resolve(opts.fleet) : resolve(REPO_ROOT, opts.fleet);
   const fleet = await loadFleetFile(fleetFile);
   const logsDir = join(opts.home, 'logs');
   mkdirSync(logsDir, { recursive: true });
@@ -61,6 +64,9 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     if (!natsUrl) {
       const natsPort = await pickPort('NATS', opts.natsPort, log);
       const storeDir = join(opts.home, 'nats');
+      // The simulated fleet is described afresh by the fleet file on every `up`; state from an
+      // earlier run (nodes of another fleet file, old workloads) is kept only when asked for.
+      if (!opts.keepState) rmSync(storeDir, { recursive: true, force: true });
       mkdirSync(storeDir, { recursive: true });
       const nats = group.start({
         name: 'nats-server',

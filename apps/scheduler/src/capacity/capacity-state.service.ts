@@ -79,8 +79,9 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
         const t = this.liveness.beat(ev.payload.nodeName, Date.now());
         if (t) this.applyTransition(t);
       },
-      { onInvalid: (e) => this.logger.warn(e.message) },
+      { onInvalid: (e) => this.logger.warn(e.message), onError: (e) => this.logger.error(`heartbeat handling failed: ${(e as Error).message}`) },
     );
+    void this.graceAfterReconnect();
     // The initial snapshot is applied as one batch: one event per InstanceType, and pool
     // names that do not depend on the order node records arrive in.
     let initial: Array<KvChange<NodeInventory>> | undefined = [];
@@ -148,6 +149,17 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
       this.pinnedPools.add(pool.name);
       const record = Pool.fromPartial({ name: pool.name, identity: pool.identity });
       this.poolStore?.create(pool.name, record).catch((e: Error) => this.logger.warn(`could not pin pool name ${pool.name}: ${e.message}`));
+    }
+  }
+
+  /**
+   * While the scheduler itself could not reach NATS it heard no heartbeats; that says nothing
+   * about the nodes. After a reconnect every node gets a fresh grace period instead of being
+   * declared NotReady for the scheduler's own outage.
+   */
+  private async graceAfterReconnect(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === 'reconnect') this.liveness.graceAll(Date.now());
     }
   }
 

@@ -33,6 +33,14 @@ describe('NodeLiveness', () => {
     expect(l.beat('n1', 10)?.status.phase).toBe(NodePhase.NODE_PHASE_READY);
   });
 
+  it('after the scheduler\'s own outage every Ready node gets a fresh grace period', () => {
+    const l = new NodeLiveness(T);
+    l.track('n1', 0, true);
+    l.graceAll(40_000);
+    expect(l.sweep(T + 1)).toEqual([]);
+    expect(l.sweep(40_000 + T + 1)).toHaveLength(1);
+  });
+
   it('heartbeats from nodes it does not track are ignored', () => {
     const l = new NodeLiveness(T);
     expect(l.beat('ghost', 1)).toBeUndefined();

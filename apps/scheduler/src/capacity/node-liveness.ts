@@ -41,6 +41,13 @@ export class NodeLiveness {
     this.nodes.delete(node);
   }
 
+  /** Restarts the grace period of every Ready node (e.g. after the scheduler's own outage). */
+  graceAll(now: number): void {
+    for (const tracked of this.nodes.values()) {
+      if (tracked.phase === NodePhase.NODE_PHASE_READY) tracked.lastHeartbeat = Math.max(tracked.lastHeartbeat, now);
+    }
+  }
+
   /** Records a heartbeat; returns the transition when it brings a NotReady node back. */
   beat(node: string, now: number): PhaseTransition | undefined {
     const tracked = this.nodes.get(node);

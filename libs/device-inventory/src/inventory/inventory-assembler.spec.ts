@@ -190,3 +190,19 @@ describe('InventoryAssembler', () => {
     gpus.accelerators![0].product = 'NVIDIA H100 80GB HBM3';
   });
 });
+
+describe('links to devices nobody reported', () => {
+  it('are dropped until the NICs they name are reported, then kept', () => {
+    const a = assembler();
+    a.record('host', { ok: {}, host });
+    a.record('nvidia', { ok: gpus });
+    const gpuOnly = a.assemble().inventory;
+    expect(gpuOnly.links.length).toBeGreaterThan(0);
+    expect(gpuOnly.links.every((l) => l.a.startsWith('nvidia-') && l.b.startsWith('nvidia-'))).toBe(true);
+
+    a.record('rdma', { ok: nics });
+    const withNics = a.assemble().inventory;
+    expect(withNics.links.some((l) => l.b.startsWith('mlx5_') || l.a.startsWith('mlx5_'))).toBe(true);
+    expect(withNics.links.length).toBe(gpus.links!.length);
+  });
+});

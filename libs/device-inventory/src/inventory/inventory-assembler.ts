@@ -90,6 +90,13 @@ export class InventoryAssembler {
     const driverVersion = results.find((r) => r.driverVersion)?.driverVersion;
     const runtimeVersion = results.find((r) => r.runtimeVersion)?.runtimeVersion;
 
+    const accelerators = results.flatMap((r) => r.accelerators ?? []);
+    const nics = results.flatMap((r) => r.nics ?? []);
+    // A link is kept only when both ends were reported: `nvidia-smi topo -m` names NICs that
+    // the rdma provider may not report (disabled, or its pass failed before any success).
+    const known = new Set([...accelerators.map((a) => a.id), ...nics.map((n) => n.name)]);
+    const links = results.flatMap((r) => r.links ?? []).filter((l) => known.has(l.a) && known.has(l.b));
+
     const inventory: NodeInventory = {
       nodeName: this.options.nodeName,
       cluster: this.options.cluster,
@@ -98,9 +105,9 @@ export class InventoryAssembler {
       cpu: host?.cpu,
       memory: host?.memory,
       localStorageGib: host?.localStorageGib ?? 0,
-      accelerators: results.flatMap((r) => r.accelerators ?? []),
-      nics: results.flatMap((r) => r.nics ?? []),
-      links: results.flatMap((r) => r.links ?? []),
+      accelerators,
+      nics,
+      links,
       topology: this.topology,
       labels: {},
       ...(driverVersion !== undefined ? { driverVersion } : {}),

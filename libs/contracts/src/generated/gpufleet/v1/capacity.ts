@@ -303,7 +303,7 @@ export interface GetInstanceTypeResponse {
 export interface WatchInstanceTypesRequest {
   /** Only InstanceTypes of this pool, when set. */
   pool: string;
-  /** Send the current InstanceTypes as ADDED events before changes (default true in the CLI). */
+  /** Send the current InstanceTypes as ADDED events before the changes. */
   initial: boolean;
 }
 
