@@ -4,6 +4,8 @@ import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig
 import { ObservabilityModule, createLogger } from '@gpufleet/observability';
 import { hostname } from 'os';
 import { CapacityModule } from './capacity/capacity.module';
+import { SchedulingModule } from './scheduling/scheduling.module';
+import { SchedulingStore } from './scheduling/scheduling-store.service';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { schedulerGrpcServer } from './grpc.server';
@@ -19,14 +21,16 @@ export class AppModule {
         ObservabilityModule.forRootAsync({
           service: 'scheduler',
           logger: createLogger({ service: 'scheduler', level: config.LOG_LEVEL }),
-          imports: [CapacityModule],
-          inject: [NATS_CONNECTION, CapacityStateService],
-          readiness: (nc: NatsConnection, capacity: CapacityStateService) => [
+          imports: [CapacityModule, SchedulingModule],
+          inject: [NATS_CONNECTION, CapacityStateService, SchedulingStore],
+          readiness: (nc: NatsConnection, capacity: CapacityStateService, store: SchedulingStore) => [
             natsReadiness(nc),
             { name: 'capacity', check: () => { if (!capacity.ready) throw new Error('node records not loaded yet'); } },
+            { name: 'store', check: () => { if (!store.ready) throw new Error('workloads, ledger and queues not loaded yet'); } },
           ],
         }),
         CapacityModule,
+        SchedulingModule,
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG],

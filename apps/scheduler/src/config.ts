@@ -8,6 +8,12 @@ export const schedulerConfigSchema = defineConfig({
     min: 1,
     desc: 'Seconds without a heartbeat after which a node turns NotReady and its capacity leaves the views.',
   }),
+  LEADER_RENEW_S: duration({ default: 5, min: 0.1, desc: 'Seconds between renewals of the scheduler leader lease.' }),
+  LEADER_EXPIRE_S: duration({
+    default: 10,
+    min: 0.3,
+    desc: 'Seconds a lease may go unrenewed before a standby scheduler takes over (takeover within this plus LEADER_RENEW_S).',
+  }),
 });
 
 export type SchedulerConfig = ConfigOf<typeof schedulerConfigSchema.fields>;

@@ -1,18 +1,24 @@
 import { Provider } from '@nestjs/common';
-import { CapacityServiceService, ServiceNames } from '@gpufleet/contracts';
+import { CapacityServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { CapacityGrpc } from './capacity/capacity.grpc';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
+import { QueuesGrpc } from './scheduling/queues.grpc';
+import { SchedulingGrpc } from './scheduling/scheduling.grpc';
 
-/** The scheduler's gRPC endpoint: CapacityService plus health and reflection. */
+/** The scheduler's gRPC endpoint: CapacityService, SchedulingService, QueueService, health, reflection. */
 export const schedulerGrpcServer: Provider = {
   provide: GrpcLifecycle,
-  inject: [SCHEDULER_CONFIG, CapacityGrpc],
-  useFactory: (config: SchedulerConfig, capacity: CapacityGrpc) =>
+  inject: [SCHEDULER_CONFIG, CapacityGrpc, SchedulingGrpc, QueuesGrpc],
+  useFactory: (config: SchedulerConfig, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc) =>
     new GrpcLifecycle(
       grpcServerOptions(config, {
-        services: [{ name: ServiceNames.capacity, definition: CapacityServiceService, implementation: capacity.implementation }],
-        protoFiles: ['gpufleet/v1/capacity.proto'],
+        services: [
+          { name: ServiceNames.capacity, definition: CapacityServiceService, implementation: capacity.implementation },
+          { name: ServiceNames.scheduling, definition: SchedulingServiceService, implementation: scheduling.implementation },
+          { name: ServiceNames.queues, definition: QueueServiceService, implementation: queues.implementation },
+        ],
+        protoFiles: ['gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto'],
       }),
     ),
 };

@@ -1,1 +1,6 @@
 export * from './placer';
+export * from './placement';
+export * from './ledger';
+export * from './validation';
+export * from './queues';
+export * from './admission';

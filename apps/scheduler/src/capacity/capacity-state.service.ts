@@ -5,6 +5,7 @@ import {
   Events,
   InstanceTypeChanged,
   Node,
+  NodeLedger,
   Pool,
   PoolIdentity,
   NodeInventory,
@@ -12,7 +13,8 @@ import {
   NodeStatus,
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
-import { CapacityModel, InstanceTypeEvent } from '@gpufleet/capacity-core';
+import { CapacityModel, InstanceTypeEvent, NO_ALLOCATIONS } from '@gpufleet/capacity-core';
+import { ledgerAllocations } from '@gpufleet/scheduling-core';
 import { validateInventory } from '@gpufleet/device-inventory';
 import { EventBus, KvChange, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
@@ -31,6 +33,9 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private modelValue?: CapacityModel;
   private readonly liveness: NodeLiveness;
   private readonly listeners = new Set<InstanceTypeListener>();
+  private readonly nodeListeners = new Set<(node: Node) => void>();
+  /** Only the leader publishes capacity events and writes node status (set by the lease). */
+  isLeader: () => boolean = () => true;
   private nodesWatch?: KvWatchHandle;
   private heartbeats?: Subscription;
   private sweeper?: NodeJS.Timeout;
@@ -103,6 +108,7 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
         const status = this.liveness.track(inv.nodeName, Date.now(), previous.get(inv.nodeName) !== NodePhase.NODE_PHASE_NOT_READY);
         this.emit(this.model.upsertNode(inv));
         if (!known) this.emit(this.model.setPhase(inv.nodeName, status.phase, status));
+        this.nodeChanged(inv.nodeName);
     };
     this.nodesWatch = nodes.watch(
       (change) => (initial ? initial.push(change) : apply(change)),
@@ -137,6 +143,22 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     return lastHeartbeat && node.status ? { ...node, status: { ...node.status, lastHeartbeat } } : node;
   }
 
+  /** Called with the node after every change of its inventory or phase. */
+  onNodeChanged(listener: (node: Node) => void): () => void {
+    this.nodeListeners.add(listener);
+    return () => this.nodeListeners.delete(listener);
+  }
+
+  private nodeChanged(name: string): void {
+    const node = this.modelValue?.getNode(name);
+    if (node) for (const l of this.nodeListeners) l(node);
+  }
+
+  /** Folds a node's devices ledger into the capacity views (every replica does this). */
+  applyLedger(node: string, ledger: NodeLedger | undefined): void {
+    this.emit(this.model.setAllocations(node, ledger ? ledgerAllocations(ledger) : NO_ALLOCATIONS));
+  }
+
   /** Registers a watcher; returns the function that removes it. */
   listen(listener: InstanceTypeListener): () => void {
     this.listeners.add(listener);
@@ -166,6 +188,8 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private applyTransition(t: PhaseTransition): void {
     const node = this.model.getNode(t.node);
     this.emit(this.model.setPhase(t.node, t.status.phase, t.status));
+    this.nodeChanged(t.node);
+    if (!this.isLeader()) return;
     const ready = t.status.phase === NodePhase.NODE_PHASE_READY;
     this.logger.log(`node ${t.node} is ${ready ? 'Ready' : 'NotReady'}: ${t.status.message}`);
     this.bus.publish(Events.nodeStatusChanged, {
@@ -178,10 +202,10 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   }
 
   private emit(events: InstanceTypeEvent[]): void {
-    if (events.length > 0) this.pinNewPools();
+    if (events.length > 0 && this.isLeader()) this.pinNewPools();
     for (const ev of events) {
       const change: InstanceTypeChanged = { type: ev.type, cluster: this.config.GPUFLEET_CLUSTER, instanceType: ev.instanceType };
-      this.bus.publish(Events.instanceTypeChanged, change);
+      if (this.isLeader()) this.bus.publish(Events.instanceTypeChanged, change);
       const msg: WatchInstanceTypesResponse = { type: ev.type, instanceType: ev.instanceType };
       for (const l of this.listeners) l(msg);
     }

@@ -1,0 +1,289 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Events, EventDefinition, NodePhase, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { EventBus, RevisionConflictError } from '@gpufleet/messaging';
+import {
+  AdmissionController,
+  AdmitDecision,
+  PlacementEngine,
+  PreemptDecision,
+  QueueManager,
+  WorkloadLifecycleEvent,
+  ledgerWorkloads,
+  poolShapeFromCapacity,
+} from '@gpufleet/scheduling-core';
+import { CapacityStateService } from '../capacity/capacity-state.service';
+import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
+import { LedgerWriter } from './ledger-writer';
+import { SchedulingStore } from './scheduling-store.service';
+import { keyOfSpec, storeKey } from './workload-keys';
+
+const EVENT_OF: Record<WorkloadLifecycleEvent['kind'], EventDefinition<WorkloadEvent>> = {
+  submitted: Events.workloadSubmitted,
+  quota_reserved: Events.workloadQuotaReserved,
+  admitted: Events.workloadAdmitted,
+  preempted: Events.workloadPreempted,
+  finished: Events.workloadFinished,
+};
+
+/** Admissions per cycle before yielding to I/O and new submissions. */
+const MAX_ADMISSIONS_PER_CYCLE = 256;
+
+/**
+ * The leader's admission loop. On taking the lease it rebuilds the placement engine from the
+ * node records and the devices ledger, reconciles the ledger with the workload records (an
+ * admission interrupted between ledger commit and status write is completed, half-written
+ * ones are undone) and restores the queues; then it admits in cycles, committing each
+ * placement to the ledger with compare-and-set before recording the workload as Admitted.
+ */
+@Injectable()
+export class AdmissionService {
+  private readonly logger = new Logger('admission');
+  private controller?: AdmissionController;
+  private engine?: PlacementEngine;
+  private ledger?: LedgerWriter;
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly written = new Map<string, number>(); // workload key → revision we last wrote
+  private cycleQueued = false;
+  private cycleRunning = false;
+  private leading = false;
+
+  constructor(
+    private readonly store: SchedulingStore,
+    private readonly capacity: CapacityStateService,
+    private readonly bus: EventBus,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+  ) {}
+
+  get isLeading(): boolean {
+    return this.leading;
+  }
+
+  private queues?: QueueManager;
+
+  /** The live queue state (usage, borrowing), on the leader only. */
+  get liveQueues(): QueueManager | undefined {
+    return this.leading ? this.queues : undefined;
+  }
+
+  /** The live controller, on the leader only. */
+  get live(): AdmissionController | undefined {
+    return this.leading ? this.controller : undefined;
+  }
+
+  async lead(term: number): Promise<void> {
+    const model = this.capacity.model;
+    const engine = new PlacementEngine();
+    for (const node of model.listNodes()) {
+      if (node.inventory) engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool);
+    }
+    const ledgers = [...this.store.ledger.entries.values()].map((e) => e.value);
+    for (const problem of engine.loadLedger(ledgers)) this.logger.error(`ledger: ${problem}`);
+    const queues = new QueueManager();
+    for (const { value } of this.store.clusterQueues.entries.values()) this.tryQueue(() => queues.putClusterQueue(value, {}), `ClusterQueue ${value.name}`);
+    for (const { value } of this.store.localQueues.entries.values()) this.tryQueue(() => queues.putLocalQueue(value), `LocalQueue ${value.namespace}/${value.name}`);
+    const pools = model.listPools().map((p) => poolShapeFromCapacity(model, p.name)).filter((s) => s !== undefined);
+    const controller = new AdmissionController({ placer: engine, queues, pools });
+    this.engine = engine;
+    this.controller = controller;
+    this.queues = queues;
+    this.ledger = new LedgerWriter(this.store.ledger.store);
+
+    const workloads = await this.reconcile(engine);
+    const restored = controller.restore(workloads, { commitPlacements: false });
+    for (const w of restored.warnings) this.logger.warn(`restore: ${w}`);
+    this.logger.log(`leading (term ${term}): ${restored.admitted} admitted, ${restored.pending} pending, ${restored.finished} finished workloads restored`);
+
+    this.unsubscribe.push(
+      this.store.workloads.listen((key, change) => {
+        if (change.kind === 'delete') void this.onDeleted(key);
+        else if (change.value.status?.phase === WorkloadPhase.WORKLOAD_PHASE_PENDING && !controller.getWorkload(key)) this.onSubmitted(change.value);
+      }),
+      this.store.clusterQueues.listen((_k, change) => {
+        if (change.kind === 'put') this.tryQueue(() => queues.putClusterQueue(change.value, {}), `ClusterQueue ${change.value.name}`);
+        else this.tryQueue(() => queues.deleteClusterQueue(change.key), `ClusterQueue ${change.key}`);
+        this.kick();
+      }),
+      this.store.localQueues.listen((key, change) => {
+        if (change.kind === 'put') this.tryQueue(() => queues.putLocalQueue(change.value), `LocalQueue ${key}`);
+        else this.tryQueue(() => queues.deleteLocalQueue(key.split('/')[0], key.split('/')[1]), `LocalQueue ${key}`);
+        this.kick();
+      }),
+      this.capacity.onNodeChanged((node) => {
+        if (!node.inventory) return;
+        engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool);
+        const shape = poolShapeFromCapacity(model, node.pool);
+        if (shape) controller.setPoolShape(shape);
+        controller.capacityChanged(node.pool);
+        this.kick();
+      }),
+    );
+    // Records that arrived while we were restoring.
+    for (const { value } of this.store.workloads.entries.values()) {
+      if (value.spec && !controller.getWorkload(keyOfSpec(value.spec)) && value.status?.phase === WorkloadPhase.WORKLOAD_PHASE_PENDING) this.onSubmitted(value);
+    }
+    this.leading = true;
+    this.kick();
+  }
+
+  stepDown(): void {
+    this.leading = false;
+    this.unsubscribe.splice(0).forEach((u) => u());
+    this.controller = undefined;
+    this.engine = undefined;
+  }
+
+  private tryQueue(apply: () => unknown, what: string): void {
+    try {
+      apply();
+    } catch (err) {
+      this.logger.warn(`${what} not applied: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Makes the workload records agree with the ledger, which is written first: a workload the
+   * ledger holds is admitted (its status write was interrupted); ledger entries of workloads
+   * that are gone or not admitted-and-complete are removed.
+   */
+  private async reconcile(engine: PlacementEngine): Promise<Workload[]> {
+    const held = new Set<string>();
+    for (const { value } of this.store.ledger.entries.values()) ledgerWorkloads(value).forEach((k) => held.add(k));
+    const out: Workload[] = [];
+    for (const { value } of this.store.workloads.entries.values()) {
+      if (!value.spec || !value.status) continue;
+      const key = keyOfSpec(value.spec);
+      const placements = engine.placementsOf(key);
+      const expectedPods = value.spec.podSets.reduce((n, p) => n + p.count * p.size, 0);
+      const phase = value.status.phase;
+      if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED && phase !== WorkloadPhase.WORKLOAD_PHASE_FINISHED && placements.length === expectedPods) {
+        value.status = { ...value.status, phase: WorkloadPhase.WORKLOAD_PHASE_ADMITTED, placements, admittedAt: value.status.admittedAt ?? new Date() };
+        this.logger.warn(`completing the admission of ${key}: the ledger holds it but its status was not written`);
+        await this.writeWorkload(key, value);
+      } else if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED) {
+        this.logger.warn(`releasing ${key} from the ledger: its status is ${phase} and the ledger holds ${placements.length}/${expectedPods} pods`);
+        engine.release(key);
+        await this.ledger!.remove(key, placements);
+      }
+      held.delete(key);
+      out.push(value);
+    }
+    for (const orphan of held) {
+      this.logger.warn(`releasing ${orphan} from the ledger: no such workload`);
+      const placements = engine.placementsOf(orphan);
+      engine.release(orphan);
+      await this.ledger!.remove(orphan, placements);
+    }
+    return out;
+  }
+
+  private onSubmitted(record: Workload): void {
+    const controller = this.controller!;
+    const result = controller.submit(record.spec!, record.status?.submittedAt ?? new Date());
+    if (!result.accepted) {
+      // Validated at the API; it can still fail here when a queue changed in between.
+      this.logger.warn(`workload ${keyOfSpec(record.spec!)} not accepted: ${result.message}`);
+      const status = { ...record.status!, pending: { gates: [{ gate: 'Validation', passed: false, reason: result.code, message: result.message }], queuePosition: 0, largestFreeBlock: '' } };
+      void this.writeWorkload(keyOfSpec(record.spec!), { ...record, status });
+      return;
+    }
+    this.publish(result.events);
+    this.kick();
+  }
+
+  private async onDeleted(key: string): Promise<void> {
+    const controller = this.controller;
+    if (!controller?.getWorkload(key)) return;
+    const released = controller.delete(key);
+    this.written.delete(key);
+    try {
+      await this.ledger!.remove(key, released.releasedPlacements);
+    } catch (err) {
+      this.logger.error(`could not release ${key} from the ledger: ${(err as Error).message}`);
+    }
+    this.publish(released.events);
+    this.kick();
+  }
+
+  /** Runs a cycle soon; several changes in a row coalesce into one. */
+  kick(): void {
+    if (this.cycleQueued || !this.controller) return;
+    this.cycleQueued = true;
+    setImmediate(() => void this.runCycles());
+  }
+
+  private async runCycles(): Promise<void> {
+    this.cycleQueued = false;
+    if (this.cycleRunning || !this.leading || !this.controller) return;
+    this.cycleRunning = true;
+    try {
+      for (;;) {
+        const controller = this.controller;
+        if (!controller || !this.leading) return;
+        const { decisions } = controller.cycle(new Date(), { maxAdmissions: MAX_ADMISSIONS_PER_CYCLE });
+        for (const d of decisions) {
+          if (!this.leading) return;
+          if (d.kind === 'preempt') await this.applyPreemption(d);
+          else await this.applyAdmission(controller, d);
+        }
+        if (decisions.filter((d) => d.kind === 'admit').length < MAX_ADMISSIONS_PER_CYCLE) return;
+      }
+    } catch (err) {
+      this.logger.error(`admission cycle failed: ${(err as Error).stack ?? err}`);
+    } finally {
+      this.cycleRunning = false;
+    }
+  }
+
+  private async applyAdmission(controller: AdmissionController, d: AdmitDecision): Promise<void> {
+    try {
+      await this.ledger!.add(d.key, d.placements);
+    } catch (err) {
+      const why = err instanceof RevisionConflictError ? err.message : `ledger write failed: ${(err as Error).message}`;
+      controller.abortAdmission(d.key, why);
+      this.logger.warn(`admission of ${d.key} aborted, will retry: ${why}`);
+      this.engine!.loadLedger([...this.store.ledger.entries.values()].map((e) => e.value));
+      controller.capacityChanged(d.pool);
+      return;
+    }
+    const confirmed = controller.confirmAdmission(d.key, d.placements);
+    if (!confirmed.ok) {
+      await this.ledger!.remove(d.key, d.placements); // deleted while we wrote
+      return;
+    }
+    await this.writeWorkload(d.key, confirmed.workload);
+    this.publish([...d.events, ...confirmed.events]);
+  }
+
+  private async applyPreemption(d: PreemptDecision): Promise<void> {
+    await this.ledger!.remove(d.key, d.releasedPlacements);
+    await this.writeWorkload(d.key, d.workload);
+    this.publish(d.events);
+  }
+
+  /** Writes a workload's record (the leader owns status; the spec never changes after submit). */
+  private async writeWorkload(key: string, workload: Workload): Promise<void> {
+    const store = this.store.workloads.store;
+    const skey = storeKey(key);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const mirrored = this.store.workloads.entries.get(key)?.revision ?? 0;
+      const revision = Math.max(mirrored, this.written.get(key) ?? 0);
+      try {
+        const next = revision ? await store.update(skey, workload, revision) : await store.create(skey, workload);
+        this.written.set(key, next);
+        return;
+      } catch (err) {
+        if (!(err instanceof RevisionConflictError)) throw err;
+        const current = await store.get(skey);
+        if (!current) return; // deleted meanwhile: the delete handler releases it
+        this.written.set(key, current.revision);
+      }
+    }
+    this.logger.error(`could not record the status of ${key}: too many conflicting writes`);
+  }
+
+  private publish(events: readonly WorkloadLifecycleEvent[]): void {
+    for (const e of events) {
+      this.bus.publish(EVENT_OF[e.kind], { cluster: this.config.GPUFLEET_CLUSTER, workload: e.workload, reason: e.reason ?? '' });
+    }
+  }
+}

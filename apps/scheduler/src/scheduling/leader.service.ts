@@ -1,0 +1,57 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import { hostname } from 'os';
+import { Buckets, Lease } from '@gpufleet/contracts';
+import { KvStore, LeaderLease, NATS_CONNECTION } from '@gpufleet/messaging';
+import { CapacityStateService } from '../capacity/capacity-state.service';
+import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
+import { AdmissionService } from './admission.service';
+
+/**
+ * Scheduler replicas elect one leader through the "scheduler" key of the leases bucket. The
+ * leader admits, writes the ledger and node status and publishes capacity events; standbys
+ * keep their views current and serve reads, ready to take over.
+ */
+@Injectable()
+export class LeaderService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('leader');
+  private lease?: LeaderLease;
+  readonly holder = `scheduler@${hostname()}/${process.pid}`;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+    private readonly admission: AdmissionService,
+    private readonly capacity: CapacityStateService,
+  ) {}
+
+  get isLeader(): boolean {
+    return this.lease?.isLeader ?? false;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const store = await KvStore.open(this.nc.jetstream(), Buckets.leases(this.config.GPUFLEET_CLUSTER), Lease);
+    this.capacity.isLeader = () => this.isLeader;
+    this.lease = new LeaderLease(store, 'scheduler', {
+      holder: this.holder,
+      renewEveryMs: this.config.LEADER_RENEW_S * 1000,
+      expireAfterMs: this.config.LEADER_EXPIRE_S * 1000,
+      onAcquired: async (term) => {
+        this.logger.log(`${this.holder} is the leader (term ${term})`);
+        await this.admission.lead(term);
+      },
+      onLost: (why) => {
+        this.logger.warn(`no longer the leader: ${why}`);
+        this.admission.stepDown();
+      },
+      onError: (err) => this.logger.warn(`lease: ${(err as Error).message}`),
+    });
+    this.lease.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.admission.stepDown();
+    // Released on a clean stop, so a standby takes over at once rather than after expiry.
+    await this.lease?.stop(true);
+  }
+}

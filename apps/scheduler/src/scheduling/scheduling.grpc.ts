@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import {
+  PendingExplanation,
+  SchedulingServiceServer,
+  Workload,
+  WorkloadPhase,
+  WatchWorkloadsResponse,
+} from '@gpufleet/contracts';
+import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { RevisionConflictError } from '@gpufleet/messaging';
+import { describeProblems, isDns1123Label, poolShapeFromCapacity, validateWorkloadSpec } from '@gpufleet/scheduling-core';
+import { CapacityStateService } from '../capacity/capacity-state.service';
+import { AdmissionService } from './admission.service';
+import { SchedulingStore } from './scheduling-store.service';
+import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
+
+function requireLabel(field: string, value: string): void {
+  if (!value) throw invalidArgument(field, 'a non-empty DNS-1123 label');
+  if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
+}
+
+/**
+ * SchedulingService: any replica validates and records submissions and deletions in the
+ * store; the leader admits them. Reads come from this replica's mirror of the store, with the
+ * leader's live pending explanation where this replica leads.
+ */
+@Injectable()
+export class SchedulingGrpc {
+  constructor(
+    private readonly store: SchedulingStore,
+    private readonly capacity: CapacityStateService,
+    private readonly admission: AdmissionService,
+  ) {}
+
+  private ready(): void {
+    if (!this.store.ready || !this.capacity.ready) throw unavailable('the scheduler is still loading its state from the store; retry shortly');
+  }
+
+  private find(namespace: string, name: string): Workload {
+    requireLabel('namespace', namespace);
+    requireLabel('name', name);
+    const key = workloadKey(namespace, name);
+    const live = this.admission.live?.getWorkload(key);
+    const stored = this.store.workloads.entries.get(key)?.value;
+    const workload = live ?? stored;
+    if (!workload) throw notFound('workload', key, 'list them with `gpufleet get workloads`');
+    return live && stored ? { ...stored, status: live.status } : workload;
+  }
+
+  private explain(w: Workload): PendingExplanation | undefined {
+    if (w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_PENDING && w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_QUOTA_RESERVED) return undefined;
+    const live = this.admission.live;
+    return live && w.spec ? live.explainPending(keyOfSpec(w.spec)) : w.status?.pending;
+  }
+
+  readonly implementation: SchedulingServiceServer = {
+    submitWorkload: unary(async (req) => {
+      this.ready();
+      const spec = req.spec;
+      if (!spec) throw invalidArgument('spec', 'a WorkloadSpec');
+      const model = this.capacity.model;
+      const problems = validateWorkloadSpec(spec, {
+        resolveLocalQueue: (namespace, localQueue) => {
+          const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
+          if (!lq) return { ok: false, expected: `a LocalQueue of namespace "${namespace}" (create one with QueueService.PutLocalQueue)`, got: localQueue };
+          const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
+          if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)`, got: localQueue };
+          const pool = poolShapeFromCapacity(model, cq.pool);
+          if (!pool) return { ok: false, expected: `a LocalQueue whose ClusterQueue's pool has nodes (pool "${cq.pool}" has none)`, got: localQueue };
+          return { ok: true, clusterQueue: cq.name, pool };
+        },
+      });
+      if (problems.length > 0) {
+        throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);
+      }
+      const key = keyOfSpec(spec);
+      const workload: Workload = {
+        spec,
+        status: {
+          phase: WorkloadPhase.WORKLOAD_PHASE_PENDING,
+          clusterQueue: '',
+          pool: '',
+          credits: 0,
+          placements: [],
+          pending: undefined,
+          submittedAt: new Date(),
+          admittedAt: undefined,
+          finishedAt: undefined,
+          finishReason: '',
+          admissionSequence: 0,
+        },
+      };
+      try {
+        await this.store.workloads.store.create(storeKey(key), workload);
+      } catch (err) {
+        if (err instanceof RevisionConflictError) {
+          throw new GrpcError(GrpcStatus.ALREADY_EXISTS, 'ALREADY_EXISTS', `workload "${key}" already exists; delete it first or pick another name`);
+        }
+        throw err;
+      }
+      return { workload };
+    }),
+
+    getWorkload: unary((req) => {
+      this.ready();
+      const workload = this.find(req.namespace, req.name);
+      const pending = this.explain(workload);
+      return { workload: pending ? { ...workload, status: { ...workload.status!, pending } } : workload };
+    }),
+
+    listWorkloads: unary((req) => {
+      this.ready();
+      if (req.namespace) requireLabel('namespace', req.namespace);
+      const all = [...this.store.workloads.entries.values()].map((e) => e.value);
+      const live = this.admission.live;
+      const workloads = all
+        .map((w) => {
+          const l = live && w.spec ? live.getWorkload(keyOfSpec(w.spec)) : undefined;
+          return l ? { ...w, status: l.status } : w;
+        })
+        .filter((w) => !req.namespace || w.spec?.namespace === req.namespace)
+        .filter((w) => req.phase === WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED || w.status?.phase === req.phase)
+        .filter((w) => !req.clusterQueue || w.status?.clusterQueue === req.clusterQueue)
+        .sort((a, b) => (a.status?.submittedAt?.getTime() ?? 0) - (b.status?.submittedAt?.getTime() ?? 0));
+      return { workloads };
+    }),
+
+    watchWorkloads: serverStream((req, call) => {
+      this.ready();
+      if (req.namespace) requireLabel('namespace', req.namespace);
+      const matches = (w: Workload) => !req.namespace || w.spec?.namespace === req.namespace;
+      const stop = this.store.workloads.listen((key, change) => {
+        const msg: WatchWorkloadsResponse =
+          change.kind === 'put'
+            ? { type: 'MODIFIED', workload: change.value }
+            : { type: 'DELETED', workload: Workload.fromPartial({ spec: { namespace: key.split('/')[0], name: key.split('/')[1] } }) };
+        if (msg.workload && matches(msg.workload)) call.write(msg);
+      });
+      call.on('cancelled', stop);
+      call.on('close', stop);
+      if (req.initial) {
+        for (const { value } of this.store.workloads.entries.values()) if (matches(value)) call.write({ type: 'ADDED', workload: value });
+      }
+    }),
+
+    deleteWorkload: unary(async (req) => {
+      this.ready();
+      const workload = this.find(req.namespace, req.name);
+      // The leader sees the deletion, releases devices and quota and publishes "finished".
+      await this.store.workloads.store.delete(storeKey(workloadKey(req.namespace, req.name)));
+      return { workload };
+    }),
+
+    explainPending: unary((req) => {
+      this.ready();
+      const workload = this.find(req.namespace, req.name);
+      return { workload, explanation: this.explain(workload) };
+    }),
+  };
+}
