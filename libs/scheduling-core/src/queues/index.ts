@@ -1,0 +1,4 @@
+export * from './credits';
+export * from './errors';
+export * from './queue-manager';
+export * from './queue-objects';
