@@ -1,0 +1,2 @@
+export { defaultPoolOf, PlacementEngine } from './placement-engine';
+export { TOPOLOGY_LEVELS, topologyLevelIndex, type TopologyLevel } from './topology-levels';
