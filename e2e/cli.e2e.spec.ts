@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { isPortOpen } from '@gpufleet/testing';
-import { DEV_FLEET } from './support/services';
+import { isPortOpen, waitFor } from '@gpufleet/testing';
+import { DEV_FLEET, REPO_ROOT } from './support/services';
 import { UpProcess, gpufleet } from './support/cli';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -60,6 +60,46 @@ describe('gpufleet up / get on the dev fleet', () => {
     expect(side.stdout).not.toMatch(/h100/);
     const main = await gpufleet(['get', 'pools', '--home', homeA]);
     expect(main.stdout.trim().split('\n')).toHaveLength(5);
+  });
+
+  it('submits queues and workloads, admits them, and shows allocations and pending reasons', async () => {
+    const queues = await gpufleet(['submit', '-f', join(REPO_ROOT, 'examples/workloads/queues.yaml'), '--home', homeA]);
+    expect(queues.stderr).toBe('');
+    expect(queues.stdout).toMatch(/clusterqueue\/h100 configured/);
+    const submitted = await gpufleet(['submit', '-f', join(REPO_ROOT, 'examples/workloads/workloads.yaml'), '--home', homeA]);
+    expect(submitted.stdout.trim().split('\n')).toHaveLength(4);
+
+    await waitFor('all four admitted', async () => {
+      const res = await gpufleet(['get', 'workloads', '-o', 'json', '--home', homeA]);
+      const items = (JSON.parse(res.stdout) as { items: Array<{ status?: { phase?: string } }> }).items;
+      return (items.length === 4 && items.every((w) => w.status?.phase === 'WORKLOAD_PHASE_ADMITTED')) || undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+
+    // The 8x trainer and two 1x servers hold 10 of the 16 H100s.
+    await waitFor('capacity views to reflect the ledger', async () => {
+      const res = await gpufleet(['get', 'instancetypes', 'h100-80gb-hbm3-x86-64.1x', '-o', 'json', '--home', homeA]);
+      return (JSON.parse(res.stdout) as { capacity: { whole: { remaining: number } } }).capacity.whole.remaining === 6 || undefined;
+    }, { timeoutMs: 30_000, intervalMs: 300 });
+
+    const big = join(homeA, 'big.yaml');
+    writeFileSync(big, 'kind: Workload\nnamespace: team-a\nname: too-big\nlocalQueue: default\npodSets:\n  - {name: w, count: 1, size: 1, resources: {accelerator: {whole: 8}}}\n');
+    await gpufleet(['submit', '-f', big, '--home', homeA]);
+    const described = await gpufleet(['describe', 'workload', 'too-big', '-n', 'team-a', '--home', homeA]);
+    expect(described.stdout).toMatch(/Phase:\s+Pending/);
+    expect(described.stdout).toMatch(/FAIL Quota: BorrowingLimitExceeded/);
+
+    const deleted = await gpufleet(['delete', 'workload', 'train-tp8', '-n', 'team-a', '--home', homeA]);
+    expect(deleted.stdout).toMatch(/deleted/);
+    await waitFor('the pending workload to take the freed devices', async () => {
+      const res = await gpufleet(['get', 'workloads', 'too-big', '-n', 'team-a', '-o', 'json', '--home', homeA]);
+      return (JSON.parse(res.stdout) as { status?: { phase?: string } }).status?.phase === 'WORKLOAD_PHASE_ADMITTED' || undefined;
+    }, { timeoutMs: 30_000, intervalMs: 300 });
+
+    const bad = join(homeA, 'bad.yaml');
+    writeFileSync(bad, 'kind: Workload\nname: x\nlocalQueue: default\npodSets: [{name: a, count: 1, size: 1, resoruces: {}}]\n');
+    const rejected = await gpufleet(['submit', '-f', bad, '--home', homeA]);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stderr).toMatch(/podSets\[0\]\.resoruces: unknown field \(expected one of name, count, size, resources, topology\)/);
   });
 
   it('explains what to do when no stack runs, and for a bad resource kind', async () => {
