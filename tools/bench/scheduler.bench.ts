@@ -34,7 +34,7 @@ import {
 } from '@gpufleet/scheduling-core';
 import { migDevice, node } from '../../libs/scheduling-core/src/placement/__fixtures__/fleet';
 
-const BURST = 100;
+const BURST = Number(process.env.BENCH_BURST ?? 100);
 
 function fleet(nodes: number): NodeInventory[] {
   const out: NodeInventory[] = [];
