@@ -8,6 +8,7 @@ import {
   NodeLedger,
   Pool,
   PoolIdentity,
+  WatchEventType,
   NodeInventory,
   NodePhase,
   NodeStatus,
@@ -34,8 +35,9 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private readonly liveness: NodeLiveness;
   private readonly listeners = new Set<InstanceTypeListener>();
   private readonly nodeListeners = new Set<(node: Node) => void>();
+  private readonly removalListeners = new Set<(node: string, pool: string) => void>();
   /** Only the leader publishes capacity events and writes node status (set by the lease). */
-  isLeader: () => boolean = () => true;
+  isLeader: () => boolean = () => false;
   private nodesWatch?: KvWatchHandle;
   private heartbeats?: Subscription;
   private sweeper?: NodeJS.Timeout;
@@ -92,8 +94,10 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     let initial: Array<KvChange<NodeInventory>> | undefined = [];
     const apply = (change: KvChange<NodeInventory>): void => {
         if (change.kind === 'delete') {
+          const pool = this.model.getNode(change.key)?.pool;
           this.liveness.forget(change.key);
           this.emit(this.model.removeNode(change.key));
+          if (pool !== undefined) for (const l of this.removalListeners) l(change.key, pool);
           return;
         }
         const inv = change.value;
@@ -147,6 +151,23 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   onNodeChanged(listener: (node: Node) => void): () => void {
     this.nodeListeners.add(listener);
     return () => this.nodeListeners.delete(listener);
+  }
+
+  /** Called after a node record was deleted, with the pool it was in. */
+  onNodeRemoved(listener: (node: string, pool: string) => void): () => void {
+    this.removalListeners.add(listener);
+    return () => this.removalListeners.delete(listener);
+  }
+
+  /**
+   * On becoming leader: publish every InstanceType as ADDED (standbys publish nothing, so
+   * consumers resynchronise from the new leader) and pin the pool names.
+   */
+  resyncAsLeader(): void {
+    this.pinNewPools();
+    for (const instanceType of this.model.listInstanceTypes()) {
+      this.bus.publish(Events.instanceTypeChanged, { type: WatchEventType.WATCH_EVENT_TYPE_ADDED, cluster: this.config.GPUFLEET_CLUSTER, instanceType });
+    }
   }
 
   private nodeChanged(name: string): void {

@@ -13,7 +13,7 @@ import {
 } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
-import { LedgerWriter } from './ledger-writer';
+import { LedgerConflictError, LedgerWriter } from './ledger-writer';
 import { SchedulingStore } from './scheduling-store.service';
 import { keyOfSpec, storeKey } from './workload-keys';
 
@@ -43,6 +43,7 @@ export class AdmissionService {
   private ledger?: LedgerWriter;
   private readonly unsubscribe: Array<() => void> = [];
   private readonly written = new Map<string, number>(); // workload key → revision we last wrote
+  private readonly refused = new Set<string>(); // pending records the controller did not accept yet
   private cycleQueued = false;
   private cycleRunning = false;
   private leading = false;
@@ -86,7 +87,7 @@ export class AdmissionService {
     this.engine = engine;
     this.controller = controller;
     this.queues = queues;
-    this.ledger = new LedgerWriter(this.store.ledger.store);
+    this.ledger = new LedgerWriter(this.store.ledger.store, (n) => model.getNode(n)?.inventory, () => this.controller === controller);
 
     const workloads = await this.reconcile(engine);
     const restored = controller.restore(workloads, { commitPlacements: false });
@@ -101,11 +102,20 @@ export class AdmissionService {
       this.store.clusterQueues.listen((_k, change) => {
         if (change.kind === 'put') this.tryQueue(() => queues.putClusterQueue(change.value, {}), `ClusterQueue ${change.value.name}`);
         else this.tryQueue(() => queues.deleteClusterQueue(change.key), `ClusterQueue ${change.key}`);
+        this.retryRefused();
         this.kick();
       }),
       this.store.localQueues.listen((key, change) => {
         if (change.kind === 'put') this.tryQueue(() => queues.putLocalQueue(change.value), `LocalQueue ${key}`);
         else this.tryQueue(() => queues.deleteLocalQueue(key.split('/')[0], key.split('/')[1]), `LocalQueue ${key}`);
+        this.retryRefused();
+        this.kick();
+      }),
+      this.capacity.onNodeRemoved((name, pool) => {
+        engine.removeNode(name);
+        const shape = poolShapeFromCapacity(model, pool);
+        if (shape) controller.setPoolShape(shape);
+        else controller.removePoolShape(pool);
         this.kick();
       }),
       this.capacity.onNodeChanged((node) => {
@@ -127,6 +137,7 @@ export class AdmissionService {
 
   stepDown(): void {
     this.leading = false;
+    this.refused.clear();
     this.unsubscribe.splice(0).forEach((u) => u());
     this.controller = undefined;
     this.engine = undefined;
@@ -155,7 +166,13 @@ export class AdmissionService {
       const placements = engine.placementsOf(key);
       const expectedPods = value.spec.podSets.reduce((n, p) => n + p.count * p.size, 0);
       const phase = value.status.phase;
-      if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED && phase !== WorkloadPhase.WORKLOAD_PHASE_FINISHED && placements.length === expectedPods) {
+      if (!held.has(key) && phase === WorkloadPhase.WORKLOAD_PHASE_ADMITTED) {
+        // Its devices left the ledger (preempted, then the leader died before recording it):
+        // it holds nothing, so it waits again rather than claiming quota without devices.
+        this.logger.warn(`re-queueing ${key}: recorded as admitted but the ledger holds none of its pods`);
+        value.status = { ...value.status, phase: WorkloadPhase.WORKLOAD_PHASE_PENDING, placements: [], admittedAt: undefined };
+        await this.writeWorkload(key, value);
+      } else if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED && phase !== WorkloadPhase.WORKLOAD_PHASE_FINISHED && placements.length === expectedPods) {
         value.status = { ...value.status, phase: WorkloadPhase.WORKLOAD_PHASE_ADMITTED, placements, admittedAt: value.status.admittedAt ?? new Date() };
         this.logger.warn(`completing the admission of ${key}: the ledger holds it but its status was not written`);
         await this.writeWorkload(key, value);
@@ -180,8 +197,11 @@ export class AdmissionService {
     const controller = this.controller!;
     const result = controller.submit(record.spec!, record.status?.submittedAt ?? new Date());
     if (!result.accepted) {
-      // Validated at the API; it can still fail here when a queue changed in between.
-      this.logger.warn(`workload ${keyOfSpec(record.spec!)} not accepted: ${result.message}`);
+      // Validated at the API; it can still fail here when a queue changed in between, or when
+      // this leader has not yet seen the queue the API saw. Kept and tried again whenever
+      // queues change.
+      this.refused.add(keyOfSpec(record.spec!));
+      this.logger.warn(`workload ${keyOfSpec(record.spec!)} not accepted yet: ${result.message}`);
       const status = { ...record.status!, pending: { gates: [{ gate: 'Validation', passed: false, reason: result.code, message: result.message }], queuePosition: 0, largestFreeBlock: '' } };
       void this.writeWorkload(keyOfSpec(record.spec!), { ...record, status });
       return;
@@ -190,7 +210,16 @@ export class AdmissionService {
     this.kick();
   }
 
+  private retryRefused(): void {
+    for (const key of [...this.refused]) {
+      this.refused.delete(key);
+      const record = this.store.workloads.entries.get(key)?.value;
+      if (record && !this.controller?.getWorkload(key)) this.onSubmitted(record);
+    }
+  }
+
   private async onDeleted(key: string): Promise<void> {
+    this.refused.delete(key);
     const controller = this.controller;
     if (!controller?.getWorkload(key)) return;
     const released = controller.delete(key);
@@ -238,11 +267,12 @@ export class AdmissionService {
     try {
       await this.ledger!.add(d.key, d.placements);
     } catch (err) {
-      const why = err instanceof RevisionConflictError ? err.message : `ledger write failed: ${(err as Error).message}`;
+      const why = err instanceof RevisionConflictError || err instanceof LedgerConflictError ? err.message : `ledger write failed: ${(err as Error).message}`;
       controller.abortAdmission(d.key, why);
       this.logger.warn(`admission of ${d.key} aborted, will retry: ${why}`);
       this.engine!.loadLedger([...this.store.ledger.entries.values()].map((e) => e.value));
       controller.capacityChanged(d.pool);
+      setTimeout(() => this.kick(), 200); // the mirror catches up with the store meanwhile
       return;
     }
     const confirmed = controller.confirmAdmission(d.key, d.placements);

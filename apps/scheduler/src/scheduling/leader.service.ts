@@ -38,6 +38,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
       expireAfterMs: this.config.LEADER_EXPIRE_S * 1000,
       onAcquired: async (term) => {
         this.logger.log(`${this.holder} is the leader (term ${term})`);
+        this.capacity.resyncAsLeader();
         await this.admission.lead(term);
       },
       onLost: (why) => {

@@ -1,6 +1,13 @@
-import { NodeLedger, PodPlacement } from '@gpufleet/contracts';
+import { NodeInventory, NodeLedger, PodPlacement } from '@gpufleet/contracts';
 import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
-import { emptyLedger, ledgerWithWorkload, ledgerWithoutWorkload } from '@gpufleet/scheduling-core';
+import { emptyLedger, ledgerConflicts, ledgerWithWorkload, ledgerWithoutWorkload } from '@gpufleet/scheduling-core';
+
+/** The devices a decision chose are no longer free in the stored ledger. */
+export class LedgerConflictError extends Error {
+  constructor(node: string, conflicts: string[]) {
+    super(`LEDGER_CONFLICT: ${node}: ${conflicts.slice(0, 3).join('; ')}`);
+  }
+}
 
 function byNode(placements: readonly PodPlacement[]): Map<string, PodPlacement[]> {
   const out = new Map<string, PodPlacement[]>();
@@ -14,15 +21,28 @@ function byNode(placements: readonly PodPlacement[]): Map<string, PodPlacement[]
  * one conflicts, so no node keeps half of a gang.
  */
 export class LedgerWriter {
-  constructor(private readonly store: KvStore<NodeLedger>) {}
+  constructor(
+    private readonly store: KvStore<NodeLedger>,
+    /** The node's inventory, to check a new ledger against. */
+    private readonly inventoryOf: (node: string) => NodeInventory | undefined,
+    /** Writes stop the moment this turns false (the lease was lost). */
+    private readonly stillLeading: () => boolean,
+  ) {}
 
-  /** Adds the workload's pods; throws RevisionConflictError (after undoing) on a conflict. */
+  /** Adds the workload's pods; throws RevisionConflictError or LedgerConflictError (after undoing) on a conflict. */
   async add(workload: string, placements: readonly PodPlacement[]): Promise<void> {
     const written: string[] = [];
     try {
       for (const [node, pods] of byNode(placements)) {
+        if (!this.stillLeading()) throw new LedgerConflictError(node, ['this scheduler is no longer the leader']);
         const current = await this.store.get(node);
         const next = ledgerWithWorkload(current?.value ?? emptyLedger(node), workload, pods);
+        // The decision was made on this scheduler's mirror; the ledger read just now is the
+        // truth. If another writer (a leader that has not noticed it was replaced) took any of
+        // these devices meanwhile, refuse rather than hand them out twice.
+        const inventory = this.inventoryOf(node);
+        const conflicts = inventory ? ledgerConflicts(next, inventory) : [];
+        if (conflicts.length > 0) throw new LedgerConflictError(node, conflicts);
         if (current) await this.store.update(node, next, current.revision);
         else await this.store.create(node, next);
         written.push(node);

@@ -62,8 +62,9 @@ export class QueuesGrpc {
   readonly implementation: QueueServiceServer = {
     putClusterQueue: this.guard(async (req) => {
       if (!req.clusterQueue) throw invalidArgument('clusterQueue', 'a ClusterQueue');
+      // Validate what was sent, then fill in defaults (normalizing first would hide bad values).
+      rejectProblems(validateClusterQueue(req.clusterQueue, { poolExists: (p) => this.capacity.model.getPool(p) !== undefined }));
       const cq = normalizeClusterQueue(req.clusterQueue);
-      rejectProblems(validateClusterQueue(cq, { poolExists: (p) => this.capacity.model.getPool(p) !== undefined }));
       const existing = this.store.clusterQueues.entries.get(cq.name)?.value;
       if (existing && existing.pool !== cq.pool && this.activeWorkloads((w) => w.clusterQueue === cq.name).length > 0) {
         throw precondition(`ClusterQueue "${cq.name}" has workloads in pool "${existing.pool}"; it cannot move to pool "${cq.pool}" until they finish`);

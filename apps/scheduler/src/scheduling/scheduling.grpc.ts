@@ -51,7 +51,8 @@ export class SchedulingGrpc {
   private explain(w: Workload): PendingExplanation | undefined {
     if (w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_PENDING && w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_QUOTA_RESERVED) return undefined;
     const live = this.admission.live;
-    return live && w.spec ? live.explainPending(keyOfSpec(w.spec)) : w.status?.pending;
+    const key = w.spec ? keyOfSpec(w.spec) : '';
+    return live?.getWorkload(key) ? live.explainPending(key) : w.status?.pending;
   }
 
   readonly implementation: SchedulingServiceServer = {
@@ -123,7 +124,17 @@ export class SchedulingGrpc {
         .filter((w) => req.phase === WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED || w.status?.phase === req.phase)
         .filter((w) => !req.clusterQueue || w.status?.clusterQueue === req.clusterQueue)
         .sort((a, b) => (a.status?.submittedAt?.getTime() ?? 0) - (b.status?.submittedAt?.getTime() ?? 0));
-      return { workloads };
+      // Why each pending workload waits (the REASON column); bounded, since each explanation
+      // walks its queue.
+      let explained = 0;
+      const withReasons = workloads.map((w) => {
+        if (explained >= 500) return w;
+        const pending = this.explain(w);
+        if (!pending) return w;
+        explained++;
+        return { ...w, status: { ...w.status!, pending } };
+      });
+      return { workloads: withReasons };
     }),
 
     watchWorkloads: serverStream((req, call) => {
