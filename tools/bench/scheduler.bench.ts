@@ -6,7 +6,7 @@
 // scheduler does after its ledger write. The fleet is 10,000 nodes x 8 H100 (NVLink domain =
 // node, racks of 32 nodes, 10 % of the nodes MIG-enabled); the stream is 50,000 mixed workloads
 // (whole 1/2/4/8, 2x8 gangs that require one rack, slices, shared tokens, MIG partitions),
-// submitted in bursts of 100, each followed by an admission cycle. Between bursts the oldest
+// submitted in bursts of 20 (BENCH_BURST), each followed by an admission cycle. Between bursts the oldest
 // admitted workloads finish and are released, so the fleet keeps turning over.
 //
 // Baseline in the same run: a first-fit placer that scans every node for every request (what a
@@ -34,7 +34,8 @@ import {
 } from '@gpufleet/scheduling-core';
 import { migDevice, node } from '../../libs/scheduling-core/src/placement/__fixtures__/fleet';
 
-const BURST = Number(process.env.BENCH_BURST ?? 100);
+// Arrivals come in bursts of this many workloads (BENCH_BURST); each burst is followed by a cycle.
+const BURST = Number(process.env.BENCH_BURST ?? 20);
 
 function fleet(nodes: number): NodeInventory[] {
   const out: NodeInventory[] = [];
@@ -166,7 +167,7 @@ export async function run(args: string[]): Promise<void> {
   const started = performance.now();
   for (let at = 0; at < total; at += BURST, burst++) {
     // Workloads finish: release a few of the oldest admitted ones per burst (steady turnover).
-    for (let r = 0; r < BURST / 4 && releases < admittedKeys.length; r++, releases++) {
+    for (let r = 0; r < Math.ceil(BURST / 4) && releases < admittedKeys.length; r++, releases++) {
       const key = admittedKeys[releases];
       controller.finish(key);
       held -= EQUIVALENTS[kindOf.get(key)!];

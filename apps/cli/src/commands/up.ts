@@ -31,8 +31,11 @@ async function pickPort(what: string, preferred: number, log: (l: string) => voi
   return port;
 }
 
+/** Node flags per service: the scheduler gets a fixed young generation (see its Dockerfile). */
+const NODE_FLAGS: Record<string, string[]> = { scheduler: ['--min-semi-space-size=64', '--max-semi-space-size=64'] };
+
 function serviceArgs(app: string): string[] {
-  return ['-r', 'reflect-metadata', '-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')];
+  return [...(NODE_FLAGS[app] ?? []), '-r', 'reflect-metadata', '-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')];
 }
 
 /**
