@@ -114,7 +114,7 @@ export const engineSimConfigSchema = defineConfig({
   KV_CACHE_BLOCKS: int({ default: 8192, min: 1, desc: 'KV cache size in blocks of BLOCK_SIZE tokens.' }),
   BLOCK_SIZE: int({ default: 16, min: 1, max: 1024, desc: 'Tokens per KV cache block (and per prefix-cache hash).' }),
   ENABLE_PREFIX_CACHING: bool({ default: true, desc: 'Reuse cached prompt blocks across requests.' }),
-  PREFILL_US_PER_TOKEN: num({ default: 50, min: 0, desc: 'Prefill time per uncached prompt token, in microseconds.' }),
+  PREFILL_US_PER_TOK: num({ default: 50, min: 0, desc: 'Prefill time per uncached prompt token, in microseconds.' }),
   ITL_MS: num({ default: 10, min: 0, desc: 'Inter-token latency of a lone request, in milliseconds.' }),
   LOAD_SLOWDOWN: num({
     default: 0.5,
@@ -122,9 +122,9 @@ export const engineSimConfigSchema = defineConfig({
     desc: 'How much slower prefill and decode get with a full batch (MAX_NUM_SEQS running): 0.5 = 50 % slower, linear in between.',
   }),
   LATENCY_JITTER: num({ default: 0, min: 0, max: 1, desc: 'Relative random spread of every duration (seeded): 0.1 = ±10 %.' }),
-  MEAN_OUTPUT_TOKENS: int({ default: 128, min: 1, desc: 'Mean length of an answer not cut by max_tokens (uniform 1 to twice this).' }),
+  MEAN_OUTPUT_LEN: int({ default: 128, min: 1, desc: 'Mean length of an answer not cut by max_tokens (uniform 1 to twice this).' }),
   EMBEDDING_DIM: int({ default: 768, min: 1, max: 16384, desc: 'Length of the vectors /v1/embeddings returns (requests may ask for fewer).' }),
-  // Not SEED: the config library treats any variable named *SEED* as a credential and hides it.
+  // Not SEED (nor *TOKEN* above): the config library treats such names as credentials and hides their values.
   RANDOM_STATE: int({ default: 0, desc: 'Seed of everything random (generated text, jitter, injected errors); same seed, same answers.' }),
   ERROR_RATE: num({ default: 0, min: 0, max: 1, desc: 'Fraction of inference requests answered with an injected 500 error.' }),
   CRASH_AFTER: int({ optional: true, min: 1, desc: 'Exit (status 70) right after answering this many inference requests.' }),
@@ -135,7 +135,7 @@ export const engineSimConfigSchema = defineConfig({
     patternDesc: 'a name of A-Z, a-z, 0-9, "_" and "-" (at most 128 characters, no dots)',
     desc: 'Name of this replica: the x-gpufleet-replica response header and the last token of the KV events subject. Default: the host name.',
   }),
-  TENSOR_PARALLEL_SIZE: int({ default: 1, min: 1, max: 64, desc: 'Accepted like vLLM’s and reported (metrics, /v1/models, logs); changes no timing.' }),
+  TENSOR_PARALLEL_SIZE: int({ default: 1, min: 1, max: 64, desc: 'Accepted like vLLM’s and reported (gpufleet_engine_sim_info, the start-up log); changes no timing.' }),
   KV_EVENTS_SUBJECT: str({
     optional: true,
     pattern: SUBJECT,

@@ -1,19 +1,21 @@
 /**
  * The engine's Prometheus metrics under vLLM's names and labels (`model_name`, `engine`), so
  * dashboards, autoscalers and routers written for vLLM read the simulator unchanged; plus a few
- * `gpufleet_*` series about the simulation itself and Node's process metrics.
+ * `gpufleet_*` series about the simulation itself and Node's process metrics (prom-client).
  *
- * Label children are bound once: the hot path increments without hashing label sets.
+ * The vLLM series sit on the request hot path and use the plain series of `exposition.ts`;
+ * the rest use prom-client. `/metrics` renders both.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { SequenceResult } from '@gpufleet/engine-sim-core';
+import { CounterFamily, GaugeFamily, HistogramSeries, labelText, type Series } from './exposition';
 
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
 const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
 const REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 
 /** 1, 2, 5, 10, 20, 50, … up to `max`: vLLM's token-count buckets. */
-function oneTwoFive(max: number): number[] {
+export function oneTwoFive(max: number): number[] {
   const out: number[] = [];
   for (let base = 1; base <= max; base *= 10) {
     for (const m of [1, 2, 5]) if (base * m <= max) out.push(base * m);
@@ -40,95 +42,52 @@ export interface VllmMetricsOptions {
   readonly engine: EngineGaugeSource;
 }
 
-type Bound<T extends { labels: (...args: never[]) => unknown }> = ReturnType<T['labels']>;
+type Inc = { inc(by?: number): void };
 
 export class VllmMetrics {
+  /** prom-client registry: process metrics and the gpufleet_* series. */
   readonly registry = new Registry();
-  private readonly prefixQueries: Bound<Counter<string>>;
-  private readonly prefixHits: Bound<Counter<string>>;
-  private readonly promptTokens: Bound<Counter<string>>;
-  private readonly generationTokens: Bound<Counter<string>>;
-  private readonly success: Map<FinishedReason, Bound<Counter<string>>> = new Map();
-  private readonly ttft: Bound<Histogram<string>>;
-  private readonly itl: Bound<Histogram<string>>;
-  private readonly e2e: Bound<Histogram<string>>;
-  private readonly queueTime: Bound<Histogram<string>>;
-  private readonly prefillTime: Bound<Histogram<string>>;
-  private readonly decodeTime: Bound<Histogram<string>>;
-  private readonly inferenceTime: Bound<Histogram<string>>;
-  private readonly requestPromptTokens: Bound<Histogram<string>>;
-  private readonly requestGenerationTokens: Bound<Histogram<string>>;
+  private readonly vllm: Series[] = [];
+  private readonly prefixQueries: Inc;
+  private readonly prefixHits: Inc;
+  private readonly promptTokens: Inc;
+  private readonly generationTokens: Inc;
+  private readonly success = new Map<FinishedReason, Inc>();
+  private readonly ttft: HistogramSeries;
+  private readonly itl: HistogramSeries;
+  private readonly e2e: HistogramSeries;
+  private readonly queueTime: HistogramSeries;
+  private readonly prefillTime: HistogramSeries;
+  private readonly decodeTime: HistogramSeries;
+  private readonly inferenceTime: HistogramSeries;
+  private readonly requestPromptTokens: HistogramSeries;
+  private readonly requestGenerationTokens: HistogramSeries;
   private readonly injectedErrors: Counter<string>;
   private readonly kvEvents: Counter<'type'>;
   private readonly kvBatchesDropped: Counter<string>;
   private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
-  private readonly httpChildren = new Map<string, Bound<Counter<'method' | 'route' | 'status_code'>>>();
+  private readonly httpChildren = new Map<string, Inc>();
 
   constructor(options: VllmMetricsOptions) {
-    const registers = [this.registry];
-    const labelNames = ['model_name', 'engine'];
     const labels = { model_name: options.modelName, engine: '0' };
     const engine = options.engine;
+    const add = <S extends Series>(series: S): S => {
+      this.vllm.push(series);
+      return series;
+    };
+    const counter = (name: string, help: string): Inc => add(new CounterFamily(name, help)).child(labels);
+    const histogram = (name: string, help: string, buckets: readonly number[]): HistogramSeries => add(new HistogramSeries(name, help, buckets, labels));
 
-    new Gauge({
-      name: 'vllm:num_requests_running',
-      help: 'Number of requests in model execution batches.',
-      labelNames,
-      registers,
-      collect() {
-        this.set(labels, engine.running);
-      },
-    });
-    new Gauge({
-      name: 'vllm:num_requests_waiting',
-      help: 'Number of requests waiting to be processed.',
-      labelNames,
-      registers,
-      collect() {
-        this.set(labels, engine.waiting);
-      },
-    });
-    new Gauge({
-      name: 'vllm:kv_cache_usage_perc',
-      help: 'KV-cache usage. 1 means 100 percent usage.',
-      labelNames,
-      registers,
-      collect() {
-        this.set(labels, engine.kvUsage);
-      },
-    });
-    new Counter({ name: 'vllm:num_preemptions_total', help: 'Cumulative number of preemptions from the engine.', labelNames, registers }).labels(labels).inc(0);
-    new Gauge({
-      name: 'vllm:cache_config_info',
-      help: 'Information of the LLMEngine CacheConfig.',
-      labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching', 'engine'],
-      registers,
-    })
-      .labels({
-        block_size: String(options.blockSize),
-        num_gpu_blocks: String(options.kvCacheBlocks),
-        enable_prefix_caching: options.enablePrefixCaching ? 'True' : 'False',
-        engine: '0',
-      })
-      .set(1);
-
-    const counter = (name: string, help: string): Bound<Counter<string>> => new Counter({ name, help, labelNames, registers }).labels(labels);
+    add(new GaugeFamily('vllm:num_requests_running', 'Number of requests in model execution batches.')).child(labels, () => engine.running);
+    add(new GaugeFamily('vllm:num_requests_waiting', 'Number of requests waiting to be processed.')).child(labels, () => engine.waiting);
+    add(new GaugeFamily('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.')).child(labels, () => engine.kvUsage);
+    counter('vllm:num_preemptions_total', 'Cumulative number of preemptions from the engine.');
     this.prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
     this.prefixHits = counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
     this.promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
     this.generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
-    const success = new Counter({
-      name: 'vllm:request_success_total',
-      help: 'Count of successfully processed requests.',
-      labelNames: [...labelNames, 'finished_reason'],
-      registers,
-    });
-    for (const reason of ['stop', 'length', 'abort', 'error'] as const) {
-      this.success.set(reason, success.labels({ ...labels, finished_reason: reason }));
-    }
-
-    const histogram = (name: string, help: string, buckets: number[]): Bound<Histogram<string>> =>
-      new Histogram({ name, help, labelNames, buckets, registers }).labels(labels);
+    const success = add(new CounterFamily('vllm:request_success_total', 'Count of successfully processed requests.'));
+    for (const reason of ['stop', 'length', 'abort', 'error'] as const) this.success.set(reason, success.child({ ...labels, finished_reason: reason }));
     this.ttft = histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS);
     this.itl = histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL_BUCKETS);
     this.e2e = histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', REQUEST_LATENCY_BUCKETS);
@@ -139,7 +98,15 @@ export class VllmMetrics {
     const tokenBuckets = oneTwoFive(options.maxModelLen);
     this.requestPromptTokens = histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets);
     this.requestGenerationTokens = histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets);
+    const cacheConfig = labelText({
+      block_size: String(options.blockSize),
+      num_gpu_blocks: String(options.kvCacheBlocks),
+      enable_prefix_caching: options.enablePrefixCaching ? 'True' : 'False',
+      engine: '0',
+    });
+    add({ render: () => `# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig.\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info${cacheConfig} 1\n` });
 
+    const registers = [this.registry];
     new Gauge({
       name: 'gpufleet_engine_sim_info',
       help: 'The simulated engine: replica, served model and tensor-parallel size (always 1).',
@@ -152,15 +119,10 @@ export class VllmMetrics {
     this.kvEvents = new Counter({ name: 'gpufleet_engine_sim_kv_events_total', help: 'KV cache events published on NATS, by type.', labelNames: ['type'], registers });
     this.kvBatchesDropped = new Counter({
       name: 'gpufleet_engine_sim_kv_event_batches_dropped_total',
-      help: 'KV event batches not published because NATS was not connected yet.',
+      help: 'KV event batches not published because NATS was not connected (yet).',
       registers,
     });
-    this.httpRequests = new Counter({
-      name: 'gpufleet_http_requests_total',
-      help: 'HTTP requests served.',
-      labelNames: ['method', 'route', 'status_code'],
-      registers,
-    });
+    this.httpRequests = new Counter({ name: 'gpufleet_http_requests_total', help: 'HTTP requests served.', labelNames: ['method', 'route', 'status_code'], registers });
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -188,8 +150,7 @@ export class VllmMetrics {
     if (times.length > 1) {
       for (let i = 1; i < times.length; i++) this.itl.observe((times[i] - times[i - 1]) / 1000);
     } else if (result.outputTokens > 1) {
-      const itl = result.decodeMs / (result.outputTokens - 1) / 1000;
-      for (let i = 1; i < result.outputTokens; i++) this.itl.observe(itl);
+      this.itl.observe(result.decodeMs / (result.outputTokens - 1) / 1000, result.outputTokens - 1);
     }
   }
 
@@ -215,8 +176,11 @@ export class VllmMetrics {
     child.inc();
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** The text exposition of every series. */
+  async text(): Promise<string> {
+    let out = '';
+    for (const series of this.vllm) out += series.render();
+    return out + (await this.registry.metrics());
   }
 
   get contentType(): string {

@@ -43,31 +43,33 @@ export function sendError(res: ServerResponse, decor: ResponseDecor, error: ApiE
 }
 
 /**
- * Reads the whole body as UTF-8 text. Rejects with a 413 ApiError past `limit` bytes (and stops
- * reading: the connection is closed after the answer).
+ * Reads the whole body as UTF-8 text and calls `done(null, text)`; past `limit` bytes it calls
+ * `done(413 ApiError)` once and stops reading (the answer closes the connection).
  */
-export function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        req.pause();
-        reject(payloadTooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (failed) return;
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', (err) => {
-      if (!failed) reject(err);
-    });
+export function readBody(req: IncomingMessage, done: (error: Error | null, text: string) => void, limit: number = MAX_BODY_BYTES): void {
+  let first: Buffer | undefined;
+  let chunks: Buffer[] | undefined;
+  let size = 0;
+  let failed = false;
+  req.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    size += chunk.length;
+    if (size > limit) {
+      failed = true;
+      req.pause();
+      done(payloadTooLarge(limit), '');
+      return;
+    }
+    if (!first) first = chunk;
+    else (chunks ??= [first]).push(chunk);
+  });
+  req.on('end', () => {
+    if (failed) return;
+    done(null, chunks ? Buffer.concat(chunks).toString('utf8') : first ? first.toString('utf8') : '');
+  });
+  req.on('error', (err) => {
+    if (failed) return;
+    failed = true;
+    done(err, '');
   });
 }

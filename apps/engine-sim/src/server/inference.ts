@@ -16,7 +16,6 @@ import {
   type SequenceResult,
 } from '@gpufleet/engine-sim-core';
 import {
-  ApiError,
   chatCompletion,
   chatCompletionChunk,
   chatContentDelta,
@@ -42,9 +41,9 @@ import {
   SSE_DONE,
   SSE_HEADERS,
   sseEvent,
+  StreamChunkEncoder,
   unixSeconds,
   usage,
-  type ChatCompletionChunkChoice,
   type CompletionPrompt,
   type ModelList,
   type ResponseHead,
@@ -142,7 +141,7 @@ export class InferenceService {
     const planned = prompts.map(({ p, tokenIds, maxTokens }) => ({
       tokenIds,
       echoText: 'text' in p ? p.text : '',
-      choices: this.plan(tokenIds, request, maxTokens, request.logprobs),
+      choices: this.plan(tokenIds, request, maxTokens, request.logprobs, true),
     }));
     this.run(
       {
@@ -224,6 +223,7 @@ export class InferenceService {
     request: { seed?: number; n: number; min_tokens: number; ignore_eos: boolean; stop: string[] },
     maxTokens: number,
     topLogprobs: number | undefined,
+    continuation = false,
   ): GeneratedText[] {
     const seed = generationSeed(this.settings.seed, request.seed, tokenIds);
     const choices: GeneratedText[] = [];
@@ -237,6 +237,7 @@ export class InferenceService {
           stop: request.stop,
           meanOutputTokens: this.settings.meanOutputTokens,
           topLogprobs,
+          continuation,
         }),
       );
     }
@@ -281,6 +282,16 @@ export class InferenceService {
     let streamedTokens = 0;
     const offsets = job.stream && job.completionLogprobs !== undefined ? new Array<number>(job.prompts.length * job.n).fill(0) : undefined;
 
+    // Tokens emitted in one scheduler step go out in one write (one chunked-encoding chunk).
+    let pending = '';
+    let flushQueued = false;
+    const flush = (): void => {
+      flushQueued = false;
+      if (pending.length === 0 || aborted || res.writableEnded) return;
+      res.write(pending);
+      pending = '';
+    };
+    const encoder = job.stream ? new StreamChunkEncoder(job.head, job.kind === 'chat' ? 'chat.completion.chunk' : 'text_completion') : undefined;
     const onToken = (promptIndex: number, token: number): void => {
       if (aborted || res.writableEnded) return;
       if (!res.headersSent) {
@@ -288,7 +299,11 @@ export class InferenceService {
         Object.assign(headers, SSE_HEADERS);
         res.writeHead(200, headers);
       }
-      res.write(this.tokenEvents(job, promptIndex, token, offsets, (count) => (streamedTokens += count), () => this.usageSoFar(job, streamedTokens, cachedTokens)));
+      pending += this.tokenEvents(job, encoder, promptIndex, token, offsets, (count) => (streamedTokens += count), () => this.usageSoFar(job, streamedTokens, cachedTokens));
+      if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flush);
+      }
     };
 
     const onFinish = (promptIndex: number, result: SequenceResult): void => {
@@ -300,7 +315,11 @@ export class InferenceService {
       if (result.aborted) aborted = true;
       if (--remaining > 0 || aborted) return;
       const usageInfo = this.totalUsage(job, cachedTokens);
-      if (job.stream) this.endStream(job, exchange, usageInfo);
+      if (job.stream) {
+        const events = pending;
+        pending = '';
+        this.endStream(job, exchange, usageInfo, events);
+      }
       else sendJson(res, exchange.decor, 200, this.fullBody(job, usageInfo));
     };
 
@@ -334,6 +353,7 @@ export class InferenceService {
   /** The SSE events for token `token` of every choice of prompt `promptIndex`. */
   private tokenEvents(
     job: Job,
+    encoder: StreamChunkEncoder | undefined,
     promptIndex: number,
     token: number,
     offsets: number[] | undefined,
@@ -343,32 +363,39 @@ export class InferenceService {
     const prompt = job.prompts[promptIndex];
     const continuous = job.streamOptions?.continuous_usage_stats === true;
     let out = '';
-    prompt.choices.forEach((choice, c) => {
-      if (token >= choice.tokens) return;
-      count(1);
+    for (let c = 0; c < prompt.choices.length; c++) {
+      const choice = prompt.choices[c];
+      if (token >= choice.tokens) continue;
       const index = promptIndex * job.n + c;
-      const last = token === choice.tokens - 1;
-      const finish = last ? { finishReason: choice.finishReason, stopReason: choice.stopReason } : null;
+      const finish = token === choice.tokens - 1 ? { finishReason: choice.finishReason, stopReason: choice.stopReason } : null;
       const piece = choice.pieces[token];
+      const fast = encoder !== undefined && !continuous && !choice.logprobs;
       if (job.kind === 'chat') {
-        const logprobs: TokenLogprob[] | null = choice.logprobs ? [choice.logprobs[token]] : null;
-        const deltas: ChatCompletionChunkChoice[] = token === 0 ? [chatRoleDelta(index)] : [];
-        for (const delta of deltas) out += sseEvent(chatCompletionChunk(job.head, [delta], continuous ? usageNow() : undefined));
-        out += sseEvent(chatCompletionChunk(job.head, [chatContentDelta(index, piece, finish, logprobs)], continuous ? usageNow() : undefined));
+        if (token === 0) out += fast ? encoder.chatRole(index) : sseEvent(chatCompletionChunk(job.head, [chatRoleDelta(index)], continuous ? usageNow() : undefined));
+        count(1);
+        if (fast) out += encoder.chatContent(index, piece, finish);
+        else {
+          const logprobs: TokenLogprob[] | null = choice.logprobs ? [choice.logprobs[token]] : null;
+          out += sseEvent(chatCompletionChunk(job.head, [chatContentDelta(index, piece, finish, logprobs)], continuous ? usageNow() : undefined));
+        }
       } else {
         const text = token === 0 && job.echo ? prompt.echoText + piece : piece;
-        let logprobs = null;
-        if (choice.logprobs && offsets) {
-          logprobs = completionLogprobs([choice.logprobs[token]], offsets[index]);
-          offsets[index] += text.length;
+        count(1);
+        if (fast) out += encoder.completionText(index, text, finish);
+        else {
+          let logprobs = null;
+          if (choice.logprobs && offsets) {
+            logprobs = completionLogprobs([choice.logprobs[token]], offsets[index]);
+            offsets[index] += text.length;
+          }
+          out += sseEvent(completion(job.head, [completionChoice(index, text, finish, logprobs)], continuous ? usageNow() : undefined));
         }
-        out += sseEvent(completion(job.head, [completionChoice(index, text, finish, logprobs)], continuous ? usageNow() : undefined));
       }
-    });
+    }
     return out;
   }
 
-  private endStream(job: Job, exchange: Exchange, usageInfo: Usage): void {
+  private endStream(job: Job, exchange: Exchange, usageInfo: Usage, events: string): void {
     const { res } = exchange;
     if (res.writableEnded) return;
     if (!res.headersSent) {
@@ -376,7 +403,7 @@ export class InferenceService {
       Object.assign(headers, SSE_HEADERS);
       res.writeHead(200, headers);
     }
-    let tail = '';
+    let tail = events;
     if (job.streamOptions?.include_usage) {
       tail += sseEvent(job.kind === 'chat' ? chatUsageChunk(job.head, usageInfo) : completion(job.head, [], usageInfo));
     }
@@ -402,8 +429,4 @@ export class InferenceService {
     );
     return completion(job.head, choices, usageInfo);
   }
-}
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
 }
