@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { ConfigError, defineConfig, EXIT_CONFIG, loadConfig, loadConfigOrExit, REDACTED, redactConfig } from './config';
+import { ConfigError, defineConfig, EXIT_CONFIG, isSecretField, loadConfig, loadConfigOrExit, REDACTED, redactConfig } from './config';
 import { bool, duration, int, list, port, str, url } from './fields';
 
 const schema = defineConfig({
@@ -151,5 +151,12 @@ describe('loadConfigOrExit', () => {
 
   it('returns the config when it is valid', () => {
     expect(loadConfigOrExit(schema, { env: { NODE_NAME: 'n' } }).NODE_NAME).toBe('n');
+  });
+});
+
+describe('secret names', () => {
+  it('hides settings named like credentials and shows counts and seeds that only contain the word', () => {
+    expect(['NATS_TOKEN', 'GPUFLEET_ADMIN_TOKEN', 'REDIS_PASSWORD', 'OPENAI_API_KEY', 'NATS_NKEY_SEED'].filter((n) => isSecretField(n))).toHaveLength(5);
+    expect(['MAX_TOKENS', 'MEAN_OUTPUT_TOKENS', 'SEED', 'NATS_NKEY_SEED_FILE', 'TOKEN_BUDGET_PATH'].filter((n) => isSecretField(n))).toEqual([]);
   });
 });

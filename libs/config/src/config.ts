@@ -62,7 +62,9 @@ export class ConfigError extends Error {
 
 // A field is treated as secret when declared so, or when its name says so and it is not a path:
 // a forgotten `secret: true` on REDIS_PASSWORD must still not end up in a log.
-const SECRET_NAME = /(PASSWORD|PASSWD|TOKEN|SECRET|API_?KEY|PRIVATE_KEY|SEED)/i;
+// Whole words of the name, so MAX_TOKENS or RANDOM_SEED_VALUE-like settings stay visible while
+// NATS_TOKEN, ADMIN_TOKEN, DB_PASSWORD, NKEY_SEED are hidden.
+const SECRET_NAME = /(^|_)(PASSWORD|PASSWD|TOKEN|SECRET|API_?KEY|PRIVATE_KEY|NKEY_SEED|CREDENTIALS?)$/i;
 const PATH_NAME = /_(FILE|PATH|DIR)$/i;
 
 export function isSecretField(name: string, spec?: FieldSpec<unknown>): boolean {
