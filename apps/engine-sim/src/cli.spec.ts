@@ -5,7 +5,7 @@ import { defaultReplicaName } from './config';
 describe('parseArgs', () => {
   it('maps vLLM-like flags to their variables, with = or a separate value', () => {
     const args = parseArgs(['--max-num-seqs', '8', '--itl-ms=2.5', '--seed', '-3', '--no-enable-prefix-caching', '-tp', '4']);
-    expect(args.env).toEqual({ MAX_NUM_SEQS: '8', ITL_MS: '2.5', RANDOM_STATE: '-3', ENABLE_PREFIX_CACHING: 'false', TENSOR_PARALLEL_SIZE: '4' });
+    expect(args.env).toEqual({ MAX_NUM_SEQS: '8', ITL_MS: '2.5', SEED: '-3', ENABLE_PREFIX_CACHING: 'false', TENSOR_PARALLEL_SIZE: '4' });
     expect(args.flagOf.ITL_MS).toBe('--itl-ms');
   });
 
@@ -31,7 +31,7 @@ describe('parseArgs', () => {
   it('has help naming every flag and its variable', () => {
     const help = helpText();
     expect(help).toContain('--max-num-seqs (MAX_NUM_SEQS)');
-    expect(help).toContain('--seed (RANDOM_STATE)');
+    expect(help).toContain('--seed (SEED)');
     expect(help).toContain('--port (HTTP_PORT)');
   });
 });

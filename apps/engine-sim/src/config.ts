@@ -114,7 +114,7 @@ export const engineSimConfigSchema = defineConfig({
   KV_CACHE_BLOCKS: int({ default: 8192, min: 1, desc: 'KV cache size in blocks of BLOCK_SIZE tokens.' }),
   BLOCK_SIZE: int({ default: 16, min: 1, max: 1024, desc: 'Tokens per KV cache block (and per prefix-cache hash).' }),
   ENABLE_PREFIX_CACHING: bool({ default: true, desc: 'Reuse cached prompt blocks across requests.' }),
-  PREFILL_US_PER_TOK: num({ default: 50, min: 0, desc: 'Prefill time per uncached prompt token, in microseconds.' }),
+  PREFILL_US_PER_TOKEN: num({ default: 50, min: 0, desc: 'Prefill time per uncached prompt token, in microseconds.' }),
   ITL_MS: num({ default: 10, min: 0, desc: 'Inter-token latency of a lone request, in milliseconds.' }),
   LOAD_SLOWDOWN: num({
     default: 0.5,
@@ -125,7 +125,7 @@ export const engineSimConfigSchema = defineConfig({
   MEAN_OUTPUT_LEN: int({ default: 128, min: 1, desc: 'Mean length of an answer not cut by max_tokens (uniform 1 to twice this).' }),
   EMBEDDING_DIM: int({ default: 768, min: 1, max: 16384, desc: 'Length of the vectors /v1/embeddings returns (requests may ask for fewer).' }),
   // Not SEED (nor *TOKEN* above): the config library treats such names as credentials and hides their values.
-  RANDOM_STATE: int({ default: 0, desc: 'Seed of everything random (generated text, jitter, injected errors); same seed, same answers.' }),
+  SEED: int({ default: 0, desc: 'Seed of everything random (generated text, jitter, injected errors); same seed, same answers.' }),
   ERROR_RATE: num({ default: 0, min: 0, max: 1, desc: 'Fraction of inference requests answered with an injected 500 error.' }),
   CRASH_AFTER: int({ optional: true, min: 1, desc: 'Exit (status 70) right after answering this many inference requests.' }),
   SLOW_START_S: duration({ default: 0, desc: 'Simulated model load: seconds after start during which /health, /readyz and the API answer 503.' }),

@@ -100,17 +100,17 @@ export class EngineSimServer {
         blockSize: config.BLOCK_SIZE,
         kvCacheBlocks: config.KV_CACHE_BLOCKS,
         enablePrefixCaching: config.ENABLE_PREFIX_CACHING,
-        prefillUsPerToken: config.PREFILL_US_PER_TOK,
+        prefillUsPerToken: config.PREFILL_US_PER_TOKEN,
         itlMs: config.ITL_MS,
         loadSlowdown: config.LOAD_SLOWDOWN,
         latencyJitter: config.LATENCY_JITTER,
-        seed: config.RANDOM_STATE,
+        seed: config.SEED,
       },
       clock,
       kvEvents ? (event) => kvEvents.push(event) : undefined,
     );
     this.faults = new FaultInjector(
-      { errorRate: config.ERROR_RATE, crashAfter: config.CRASH_AFTER, slowStartMs: config.SLOW_START_S * 1000, seed: config.RANDOM_STATE },
+      { errorRate: config.ERROR_RATE, crashAfter: config.CRASH_AFTER, slowStartMs: config.SLOW_START_S * 1000, seed: config.SEED },
       clock,
     );
     this.metrics = new VllmMetrics({
@@ -130,7 +130,7 @@ export class EngineSimServer {
         maxModelLen: config.MAX_MODEL_LEN,
         meanOutputTokens: config.MEAN_OUTPUT_LEN,
         embeddingDim: config.EMBEDDING_DIM,
-        seed: config.RANDOM_STATE,
+        seed: config.SEED,
         errorRate: config.ERROR_RATE,
       },
       this.scheduler,
