@@ -1,0 +1,111 @@
+import { spawn } from 'child_process';
+import { existsSync, readdirSync } from 'fs';
+import { closeQuietly, openLogForAppend } from './log-file';
+import { isSameProcessAlive, readProcStat, signalGroup, signalReaches } from './proc';
+import type { ProcessSpec } from './process-spec';
+
+/** How a process ended. An adopted process is not our child: its exit status is unknown. */
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** It never ran: "spawn /opt/vllm ENOENT". */
+  error?: string;
+  /** Not our child: it vanished and nobody told us why. */
+  statusUnknown?: boolean;
+}
+
+/** A process the host started or attached to. */
+export interface HostProcess {
+  readonly pid: number;
+  /** `/proc/<pid>/stat` field 22, when readable. */
+  readonly startTime: number | undefined;
+  readonly exited: Promise<ExitInfo>;
+  /** Stop tracking it; the process keeps running (runtime shutdown, adoption later). */
+  release(): void;
+}
+
+/** The operating system as the supervisor sees it; unit tests replace it. */
+export interface ProcessHost {
+  /** Starts the process as the leader of a new process group (and session); rejects when it cannot run. */
+  spawn(spec: ProcessSpec, env: Record<string, string>): Promise<HostProcess>;
+  /** Tracks a process started by an earlier runtime: `exited` resolves when pid + start time stop matching. */
+  attach(pid: number, startTime: number, pollMs: number): HostProcess;
+  /** Signals the process group (falling back to the process). False when nothing was there. */
+  signalGroup(pgid: number, signal: NodeJS.Signals): boolean;
+  /** True while some live (non-zombie) process is in the group. */
+  groupAlive(pgid: number): boolean;
+}
+
+/** The real host: Linux processes, `/proc`, signals. */
+export class LocalProcessHost implements ProcessHost {
+  constructor(private readonly procRoot = '/proc') {}
+
+  async spawn(spec: ProcessSpec, env: Record<string, string>): Promise<HostProcess> {
+    // Node reports a missing cwd as "spawn <command> ENOENT", blaming the command.
+    if (spec.cwd !== undefined && !existsSync(spec.cwd)) throw new Error(`working directory ${spec.cwd} does not exist`);
+    const logFd = spec.logFile ? openLogForAppend(spec.logFile) : undefined;
+    try {
+      const out = logFd ?? 'ignore';
+      // detached: setsid(), so the process leads its own group (stop() signals all its workers)
+      // and outlives the runtime; stdio goes to the log file, never through a pipe to us.
+      const child = spawn(spec.command, [...(spec.args ?? [])], {
+        cwd: spec.cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', out, out],
+      });
+      const exited = new Promise<ExitInfo>((resolve) => {
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+      child.on('error', () => undefined); // a failed kill() after exit is not news
+      const pid = child.pid;
+      if (pid === undefined) throw new Error(`spawn ${spec.command}: no pid`);
+      return {
+        pid,
+        startTime: readProcStat(pid, this.procRoot)?.startTime,
+        exited,
+        release: () => child.unref(),
+      };
+    } finally {
+      if (logFd !== undefined) closeQuietly(logFd);
+    }
+  }
+
+  attach(pid: number, startTime: number, pollMs: number): HostProcess {
+    let timer: NodeJS.Timeout | undefined;
+    const exited = new Promise<ExitInfo>((resolve) => {
+      const check = (): void => {
+        if (isSameProcessAlive(pid, startTime, this.procRoot)) return;
+        clearInterval(timer);
+        resolve({ code: null, signal: null, statusUnknown: true });
+      };
+      timer = setInterval(check, pollMs);
+      timer.unref();
+      check();
+    });
+    return { pid, startTime, exited, release: () => clearInterval(timer) };
+  }
+
+  signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+    return signalGroup(pgid, signal);
+  }
+
+  groupAlive(pgid: number): boolean {
+    let entries: string[];
+    try {
+      entries = readdirSync(this.procRoot);
+    } catch {
+      return signalReaches(-pgid);
+    }
+    for (const name of entries) {
+      if (!/^\d+$/.test(name)) continue;
+      const stat = readProcStat(Number(name), this.procRoot);
+      if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') return true;
+    }
+    return false;
+  }
+}
