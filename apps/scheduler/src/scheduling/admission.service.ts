@@ -295,6 +295,8 @@ export class AdmissionService {
     const store = this.store.workloads.store;
     const skey = storeKey(key);
     for (let attempt = 0; attempt < 5; attempt++) {
+      // A replaced leader must not overwrite what the new one records.
+      if (!this.controller) return;
       const mirrored = this.store.workloads.entries.get(key)?.revision ?? 0;
       const revision = Math.max(mirrored, this.written.get(key) ?? 0);
       try {

@@ -60,6 +60,7 @@ export class LedgerWriter {
 
   async removeFrom(node: string, workload: string): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
+      if (!this.stillLeading()) throw new LedgerConflictError(node, ['this scheduler is no longer the leader']);
       const current = await this.store.get(node);
       if (!current) return;
       const next = ledgerWithoutWorkload(current.value, workload);
