@@ -9,7 +9,7 @@ import {
 } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { describeProblems, isDns1123Label, poolShapeFromCapacity, validateWorkloadSpec } from '@gpufleet/scheduling-core';
+import { describeProblems, emptyStatus, isDns1123Label, poolShapeFromCapacity, validateWorkloadSpec } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
@@ -76,22 +76,7 @@ export class SchedulingGrpc {
         throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);
       }
       const key = keyOfSpec(spec);
-      const workload: Workload = {
-        spec,
-        status: {
-          phase: WorkloadPhase.WORKLOAD_PHASE_PENDING,
-          clusterQueue: '',
-          pool: '',
-          credits: 0,
-          placements: [],
-          pending: undefined,
-          submittedAt: new Date(),
-          admittedAt: undefined,
-          finishedAt: undefined,
-          finishReason: '',
-          admissionSequence: 0,
-        },
-      };
+      const workload: Workload = { spec, status: { ...emptyStatus(), submittedAt: new Date() } };
       try {
         await this.store.workloads.store.create(storeKey(key), workload);
       } catch (err) {

@@ -1,3 +1,3 @@
 export * from './admission-controller';
 export * from './decisions';
-export { GATES, type GateName, type WorkloadState } from './workload-record';
+export { GATES, emptyStatus, type GateName, type WorkloadState } from './workload-record';
