@@ -126,10 +126,15 @@ export class SchedulingGrpc {
       this.ready();
       if (req.namespace) requireLabel('namespace', req.namespace);
       const matches = (w: Workload) => !req.namespace || w.spec?.namespace === req.namespace;
+      // Keys that exist when the watch starts; a put of any other key is a new workload.
+      const known = new Set(this.store.workloads.entries.keys());
       const stop = this.store.workloads.listen((key, change) => {
+        const added = change.kind === 'put' && !known.has(key);
+        if (change.kind === 'put') known.add(key);
+        else known.delete(key);
         const msg: WatchWorkloadsResponse =
           change.kind === 'put'
-            ? { type: 'MODIFIED', workload: change.value }
+            ? { type: added ? 'ADDED' : 'MODIFIED', workload: change.value }
             : { type: 'DELETED', workload: Workload.fromPartial({ spec: { namespace: key.split('/')[0], name: key.split('/')[1] } }) };
         if (msg.workload && matches(msg.workload)) call.write(msg);
       });
