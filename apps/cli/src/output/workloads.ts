@@ -11,14 +11,14 @@ export function phaseName(p: WorkloadPhase | undefined): string {
   }
 }
 
-/** One pod's request, short: "8x", "3 tokens", "20Gi/30%", "mig 3g.40gb", "4c". */
+/** One pod's accelerator request, short: "8x", "3 tokens", "20Gi/30%", "mig 3g.40gb", "cpu only". */
 export function podRequest(r: PodResources | undefined): string {
   const a = r?.accelerator;
   if (a?.whole) return `${a.whole}x`;
   if (a?.sharedTokens) return `${a.sharedTokens} tokens`;
   if (a?.slice) return `${a.slice.memoryMib !== undefined ? `${a.slice.memoryMib}Mi` : `${a.slice.memoryPercent}%mem`}/${a.slice.coresPercent}%`;
   if (a?.partitionProfile) return `mig ${a.partitionProfile}`;
-  return `${r?.vcpu ?? 0}c`;
+  return 'cpu only';
 }
 
 function shape(w: Workload): string {
