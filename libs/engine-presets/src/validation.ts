@@ -1,0 +1,106 @@
+import {
+  ENGINE_KINDS,
+  ENGINE_MODES,
+  ENGINE_ROLES,
+  EngineSpecError,
+  SPECULATIVE_METHODS,
+  type EngineSpec,
+  type SpecProblem,
+} from './engine-spec';
+import { MINIMUM_VERSIONS } from './presets';
+
+/** Variables the builder owns; a spec that set them would silently move the engine onto other devices. */
+const RESERVED_ENV = ['CUDA_VISIBLE_DEVICES'];
+
+const isPositiveInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value > 0;
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim().length > 0;
+
+function compareVersions(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const diff = (a[i] ?? 0) - (b[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+/** Checks what every engine needs; engine-specific refusals live with each builder. Throws EngineSpecError. */
+export function validateEngineSpec(spec: EngineSpec): void {
+  const problems: SpecProblem[] = [];
+  const problem = (field: string, message: string): void => {
+    problems.push({ field, message });
+  };
+
+  if (!ENGINE_KINDS.includes(spec.engine)) problem('engine', `expected one of ${ENGINE_KINDS.join(' | ')}, got ${JSON.stringify(spec.engine)}`);
+  if (!ENGINE_MODES.includes(spec.mode)) problem('mode', `expected one of ${ENGINE_MODES.join(' | ')}, got ${JSON.stringify(spec.mode)}`);
+  if (!ENGINE_ROLES.includes(spec.role)) problem('role', `expected one of ${ENGINE_ROLES.join(' | ')}, got ${JSON.stringify(spec.role)}`);
+  if (!isNonEmptyString(spec.modelPath)) problem('modelPath', 'expected a non-empty model path');
+  if (!isNonEmptyString(spec.servedModelName)) problem('servedModelName', 'expected a non-empty model name');
+  if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) problem('port', `expected an integer in 1..65535, got ${JSON.stringify(spec.port)}`);
+
+  if (!isPositiveInteger(spec.acceleratorsPerPod)) {
+    problem('acceleratorsPerPod', `expected a positive integer, got ${JSON.stringify(spec.acceleratorsPerPod)}`);
+  }
+  if (!Array.isArray(spec.acceleratorIds)) {
+    problem('acceleratorIds', 'expected a list of accelerator ids');
+  } else {
+    if (isPositiveInteger(spec.acceleratorsPerPod) && spec.acceleratorIds.length !== spec.acceleratorsPerPod) {
+      problem('acceleratorIds', `expected ${spec.acceleratorsPerPod} ids (acceleratorsPerPod), got ${spec.acceleratorIds.length}`);
+    }
+    spec.acceleratorIds.forEach((id, i) => {
+      if (!isNonEmptyString(id) || /[\s,]/.test(id)) problem(`acceleratorIds[${i}]`, `expected an index or UUID without spaces or commas, got ${JSON.stringify(id)}`);
+      else if (spec.acceleratorIds.indexOf(id) !== i) problem(`acceleratorIds[${i}]`, `${id} is listed twice`);
+    });
+  }
+  if (spec.acceleratorMemoryMib !== undefined && !isPositiveInteger(spec.acceleratorMemoryMib)) {
+    problem('acceleratorMemoryMib', `expected a positive integer (MiB), got ${JSON.stringify(spec.acceleratorMemoryMib)}`);
+  }
+
+  if (spec.version !== undefined) {
+    const match = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(spec.version);
+    const minimum = MINIMUM_VERSIONS[spec.engine];
+    if (minimum && !match) problem('version', `expected a release like ${minimum}, got ${JSON.stringify(spec.version)}`);
+    else if (minimum && match) {
+      const have = match.slice(1).map((part) => Number(part ?? 0));
+      if (compareVersions(have, minimum.split('.').map(Number)) < 0) problem('version', `presets target ${spec.engine} >= ${minimum}, got ${spec.version}`);
+    }
+  }
+
+  const speculative = spec.speculative;
+  if (speculative !== undefined) {
+    if (!SPECULATIVE_METHODS.includes(speculative.method)) {
+      problem('speculative.method', `expected one of ${SPECULATIVE_METHODS.join(' | ')}, got ${JSON.stringify(speculative.method)}`);
+    } else if (speculative.method === 'eagle3' && !isNonEmptyString(speculative.draftModel)) {
+      problem('speculative.draftModel', 'expected a draft model path for eagle3');
+    } else if (speculative.method !== 'eagle3' && speculative.draftModel !== undefined) {
+      problem(
+        'speculative.draftModel',
+        speculative.method === 'mtp' ? 'mtp drafts with the heads inside the target model; remove draftModel' : 'ngram drafts from the prompt itself; remove draftModel',
+      );
+    }
+    const tokens = speculative.numSpeculativeTokens;
+    if (tokens !== undefined && (!isPositiveInteger(tokens) || tokens > 16)) {
+      problem('speculative.numSpeculativeTokens', `expected an integer in 1..16, got ${JSON.stringify(tokens)}`);
+    }
+    if (spec.role === 'prefill') problem('speculative', 'a prefill role generates no tokens to speculate on; set it on the decode role');
+  }
+
+  if (spec.kvOffload !== undefined) {
+    if (!isNonEmptyString(spec.kvOffload.connector)) problem('kvOffload.connector', 'expected a connector name');
+    if (spec.kvOffload.cpuBytes !== undefined && !isPositiveInteger(spec.kvOffload.cpuBytes)) {
+      problem('kvOffload.cpuBytes', `expected a positive integer (bytes), got ${JSON.stringify(spec.kvOffload.cpuBytes)}`);
+    }
+  }
+
+  (spec.extraArgs ?? []).forEach((arg, i) => {
+    if (typeof arg !== 'string' || arg.length === 0) problem(`extraArgs[${i}]`, 'expected a non-empty string');
+  });
+  for (const [name, value] of Object.entries(spec.env ?? {})) {
+    if (RESERVED_ENV.includes(name)) problem(`env.${name}`, 'set from acceleratorIds; change acceleratorIds instead');
+    else if (typeof value !== 'string') problem(`env.${name}`, `expected a string, got ${JSON.stringify(value)}`);
+  }
+
+  if (spec.engine === 'custom' && !isNonEmptyString(spec.customTemplate)) problem('customTemplate', 'expected a command template for the custom engine');
+  if (spec.engine !== 'custom' && spec.customTemplate !== undefined) problem('customTemplate', `only the custom engine takes a template; ${spec.engine} builds its own command`);
+
+  if (problems.length > 0) throw new EngineSpecError(problems);
+}
