@@ -44,6 +44,7 @@ export class AdmissionService {
   private readonly unsubscribe: Array<() => void> = [];
   private readonly written = new Map<string, number>(); // workload key → revision we last wrote
   private readonly refused = new Set<string>(); // pending records the controller did not accept yet
+  private readonly writes = new Map<string, Promise<void>>(); // per workload, the last queued status write
   private cycleQueued = false;
   private cycleRunning = false;
   private leading = false;
@@ -206,6 +207,9 @@ export class AdmissionService {
       void this.writeWorkload(keyOfSpec(record.spec!), { ...record, status });
       return;
     }
+    // Record where it queues and what it costs, so every replica (not only the leader) can
+    // answer for it while it waits.
+    void this.writeWorkload(keyOfSpec(record.spec!), { ...record, status: result.workload.status });
     this.publish(result.events);
     this.kick();
   }
@@ -290,8 +294,24 @@ export class AdmissionService {
     this.publish(d.events);
   }
 
-  /** Writes a workload's record (the leader owns status; the spec never changes after submit). */
-  private async writeWorkload(key: string, workload: Workload): Promise<void> {
+  /**
+   * Writes a workload's record (the leader owns status; the spec never changes after submit).
+   * Writes of one workload are serialised in call order, so a slow earlier write (pending)
+   * can never land after a later one (admitted).
+   */
+  private writeWorkload(key: string, workload: Workload): Promise<void> {
+    const previous = this.writes.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.writeWorkloadNow(key, workload)).catch((err: Error) => {
+      this.logger.error(`could not record the status of ${key}: ${err.message}`);
+    });
+    this.writes.set(key, next);
+    void next.then(() => {
+      if (this.writes.get(key) === next) this.writes.delete(key);
+    });
+    return next;
+  }
+
+  private async writeWorkloadNow(key: string, workload: Workload): Promise<void> {
     const store = this.store.workloads.store;
     const skey = storeKey(key);
     for (let attempt = 0; attempt < 5; attempt++) {
