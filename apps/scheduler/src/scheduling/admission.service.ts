@@ -46,6 +46,7 @@ export class AdmissionService {
   private readonly refused = new Set<string>(); // pending records the controller did not accept yet
   private readonly writes = new Map<string, Promise<void>>(); // per workload, the last queued status write
   private cycleQueued = false;
+  private dirty = false; // something changed since the last cycle started
   private cycleRunning = false;
   private leading = false;
 
@@ -237,9 +238,13 @@ export class AdmissionService {
     this.kick();
   }
 
-  /** Runs a cycle soon; several changes in a row coalesce into one. */
+  /**
+   * Asks for a cycle. Several changes in a row coalesce into one; a change that arrives while a
+   * cycle is applying its decisions (awaiting the store) makes the loop run once more after it.
+   */
   kick(): void {
-    if (this.cycleQueued || !this.controller) return;
+    this.dirty = true;
+    if (this.cycleQueued || this.cycleRunning || !this.controller) return;
     this.cycleQueued = true;
     setImmediate(() => void this.runCycles());
   }
@@ -249,7 +254,8 @@ export class AdmissionService {
     if (this.cycleRunning || !this.leading || !this.controller) return;
     this.cycleRunning = true;
     try {
-      for (;;) {
+      while (this.dirty) {
+        this.dirty = false;
         const controller = this.controller;
         if (!controller || !this.leading) return;
         const { decisions } = controller.cycle(new Date(), { maxAdmissions: MAX_ADMISSIONS_PER_CYCLE });
@@ -258,10 +264,12 @@ export class AdmissionService {
           if (d.kind === 'preempt') await this.applyPreemption(d);
           else await this.applyAdmission(controller, d);
         }
-        if (decisions.filter((d) => d.kind === 'admit').length < MAX_ADMISSIONS_PER_CYCLE) return;
+        // A full cycle may have left admissible workloads behind.
+        if (decisions.filter((d) => d.kind === 'admit').length >= MAX_ADMISSIONS_PER_CYCLE) this.dirty = true;
       }
     } catch (err) {
       this.logger.error(`admission cycle failed: ${(err as Error).stack ?? err}`);
+      setTimeout(() => this.kick(), 1_000);
     } finally {
       this.cycleRunning = false;
     }
