@@ -1,6 +1,8 @@
 import { NodeHeartbeat, NodeInventory, DetectionFailed } from './generated/gpufleet/v1/devices';
 import { InstanceTypeChanged, NodeStatusChanged } from './generated/gpufleet/v1/capacity';
 import { WorkloadEvent } from './generated/gpufleet/v1/scheduling';
+import { DeploymentEvent } from './generated/gpufleet/v1/deployments';
+import { InstanceEvent } from './generated/gpufleet/v1/instances';
 
 /** Encode/decode pair every generated message has; events travel as proto3 canonical JSON. */
 export interface JsonCodec<T> {
@@ -47,6 +49,10 @@ export const Events = {
   workloadPreempted: defineEvent('workloads', 'preempted', 1, WorkloadEvent),
   /** A workload finished or was deleted; its devices and quota were released. */
   workloadFinished: defineEvent('workloads', 'finished', 1, WorkloadEvent),
+  /** A model deployment changed phase or ready-replica count. */
+  deploymentStatusChanged: defineEvent('deployments', 'status_changed', 1, DeploymentEvent),
+  /** A GPU instance changed phase (or got its SSH endpoint). */
+  instanceStatusChanged: defineEvent('instances', 'status_changed', 1, InstanceEvent),
 } as const;
 
 export type EventName = keyof typeof Events;
@@ -87,6 +93,12 @@ export const Buckets = {
   clusterQueues: (cluster: string) => bucketName(cluster, 'clusterqueues'),
   /** LocalQueues, keyed "<namespace>.<name>". */
   localQueues: (cluster: string) => bucketName(cluster, 'localqueues'),
+  /** ModelDeployments (spec + status), keyed "<namespace>.<name>". */
+  deployments: (cluster: string) => bucketName(cluster, 'deployments'),
+  /** GPUInstances (spec + status), keyed "<namespace>.<name>". */
+  instances: (cluster: string) => bucketName(cluster, 'instances'),
+  /** Pods as node runtimes see them, keyed "<node>.<namespace>.<workload>.<pod_set>.<replica>.<pod>"; one writer per node. */
+  pods: (cluster: string) => bucketName(cluster, 'pods'),
   /** Leader leases, keyed by role (e.g. "scheduler"). */
   leases: (cluster: string) => bucketName(cluster, 'leases'),
 } as const;

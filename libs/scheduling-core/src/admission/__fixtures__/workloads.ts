@@ -71,5 +71,6 @@ export function wholeWorkload(name: string, options: WholeOptions = {}): Workloa
     priority: options.priority ?? 0,
     podSets: [podSet('main', options.whole ?? 1, options.count ?? 1, options.size ?? 1, options.requiredLevel ?? '')],
     labels: {},
+    template: undefined,
   };
 }

@@ -21,6 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../google/protobuf/timestamp";
+import { PodTemplate } from "./runtime";
 
 export enum WorkloadPhase {
   WORKLOAD_PHASE_UNSPECIFIED = "WORKLOAD_PHASE_UNSPECIFIED",
@@ -280,6 +281,11 @@ export interface WorkloadSpec {
   priority: number;
   podSets: PodSet[];
   labels: { [key: string]: string };
+  /**
+   * What the node runtime runs for each pod (set by the deployment and instance controllers);
+   * absent: the workload only holds its devices.
+   */
+  template: PodTemplate | undefined;
 }
 
 export interface WorkloadSpec_LabelsEntry {
@@ -1127,7 +1133,7 @@ export const PodSet: MessageFns<PodSet> = {
 };
 
 function createBaseWorkloadSpec(): WorkloadSpec {
-  return { name: "", namespace: "", localQueue: "", priority: 0, podSets: [], labels: {} };
+  return { name: "", namespace: "", localQueue: "", priority: 0, podSets: [], labels: {}, template: undefined };
 }
 
 export const WorkloadSpec: MessageFns<WorkloadSpec> = {
@@ -1150,6 +1156,9 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       WorkloadSpec_LabelsEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
     });
+    if (message.template !== undefined) {
+      PodTemplate.encode(message.template, writer.uint32(58).fork()).join();
+    }
     return writer;
   },
 
@@ -1217,6 +1226,14 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
             }
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.template = PodTemplate.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1258,6 +1275,7 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
           {},
         )
         : {},
+      template: isSet(object.template) ? PodTemplate.fromJSON(object.template) : undefined,
     };
   },
 
@@ -1287,6 +1305,9 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
         });
       }
     }
+    if (message.template !== undefined) {
+      obj.template = PodTemplate.toJSON(message.template);
+    }
     return obj;
   },
 
@@ -1309,6 +1330,9 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
       },
       {},
     );
+    message.template = (object.template !== undefined && object.template !== null)
+      ? PodTemplate.fromPartial(object.template)
+      : undefined;
     return message;
   },
 };
