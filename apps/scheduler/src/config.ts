@@ -8,6 +8,11 @@ export const schedulerConfigSchema = defineConfig({
     min: 1,
     desc: 'Seconds without a heartbeat after which a node turns NotReady and its capacity leaves the views.',
   }),
+  REPLICA_RESCHEDULE_AFTER_S: duration({
+    default: 300,
+    min: 1,
+    desc: 'Seconds a deployment replica or GPU instance on a NotReady node waits before it is released and placed on another node.',
+  }),
   LEADER_RENEW_S: duration({ default: 5, min: 0.1, desc: 'Seconds between renewals of the scheduler leader lease.' }),
   LEADER_EXPIRE_S: duration({
     default: 10,

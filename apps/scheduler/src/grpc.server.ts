@@ -1,24 +1,28 @@
 import { Provider } from '@nestjs/common';
-import { CapacityServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
+import { CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { CapacityGrpc } from './capacity/capacity.grpc';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { QueuesGrpc } from './scheduling/queues.grpc';
 import { SchedulingGrpc } from './scheduling/scheduling.grpc';
+import { DeploymentsGrpc } from './scheduling/deployments.grpc';
+import { InstancesGrpc } from './scheduling/instances.grpc';
 
 /** The scheduler's gRPC endpoint: CapacityService, SchedulingService, QueueService, health, reflection. */
 export const schedulerGrpcServer: Provider = {
   provide: GrpcLifecycle,
-  inject: [SCHEDULER_CONFIG, CapacityGrpc, SchedulingGrpc, QueuesGrpc],
-  useFactory: (config: SchedulerConfig, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc) =>
+  inject: [SCHEDULER_CONFIG, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
+  useFactory: (config: SchedulerConfig, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc, deployments: DeploymentsGrpc, instances: InstancesGrpc) =>
     new GrpcLifecycle(
       grpcServerOptions(config, {
         services: [
           { name: ServiceNames.capacity, definition: CapacityServiceService, implementation: capacity.implementation },
           { name: ServiceNames.scheduling, definition: SchedulingServiceService, implementation: scheduling.implementation },
           { name: ServiceNames.queues, definition: QueueServiceService, implementation: queues.implementation },
+          { name: ServiceNames.deployments, definition: DeploymentServiceService, implementation: deployments.implementation },
+          { name: ServiceNames.instances, definition: InstanceServiceService, implementation: instances.implementation },
         ],
-        protoFiles: ['gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto'],
+        protoFiles: ['gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto'],
       }),
     ),
 };

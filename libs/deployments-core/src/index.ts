@@ -1,1 +1,9 @@
-export {};
+export * from './names';
+export * from './template-hash';
+export * from './engine-run';
+export * from './deployment-spec';
+export * from './replica-workload';
+export * from './replica-state';
+export * from './conditions';
+export * from './deployment-plan';
+export * from './instance';

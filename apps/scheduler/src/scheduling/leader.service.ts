@@ -6,6 +6,7 @@ import { KvStore, LeaderLease, NATS_CONNECTION } from '@gpufleet/messaging';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { AdmissionService } from './admission.service';
+import { OwnerControllers } from './owner-controllers.service';
 
 /**
  * Scheduler replicas elect one leader through the "scheduler" key of the leases bucket. The
@@ -23,6 +24,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
     private readonly admission: AdmissionService,
     private readonly capacity: CapacityStateService,
+    private readonly owners: OwnerControllers,
   ) {}
 
   get isLeader(): boolean {
@@ -40,9 +42,11 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.log(`${this.holder} is the leader (term ${term})`);
         this.capacity.resyncAsLeader();
         await this.admission.lead(term);
+        this.owners.lead();
       },
       onLost: (why) => {
         this.logger.warn(`no longer the leader: ${why}`);
+        this.owners.stepDown();
         this.admission.stepDown();
       },
       onError: (err) => this.logger.warn(`lease: ${(err as Error).message}`),
@@ -51,6 +55,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.owners.stepDown();
     this.admission.stepDown();
     // Released on a clean stop, so a standby takes over at once rather than after expiry.
     await this.lease?.stop(true);

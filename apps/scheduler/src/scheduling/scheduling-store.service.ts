@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, ClusterQueue, LocalQueue, NodeLedger, Workload } from '@gpufleet/contracts';
+import { Buckets, ClusterQueue, GPUInstance, LocalQueue, ModelDeployment, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { KvChange, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { CapacityStateService } from '../capacity/capacity-state.service';
@@ -55,6 +55,10 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
   ledger!: Mirror<NodeLedger>;
   clusterQueues!: Mirror<ClusterQueue>;
   localQueues!: Mirror<LocalQueue>;
+  deployments!: Mirror<ModelDeployment>;
+  instances!: Mirror<GPUInstance>;
+  /** Pods as the node runtimes report them, keyed as in the pods bucket. */
+  pods!: Mirror<PodRuntimeStatus>;
   private synced = false;
 
   constructor(
@@ -74,19 +78,27 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
     this.ledger = new Mirror(await KvStore.open(js, Buckets.ledger(c), NodeLedger));
     this.clusterQueues = new Mirror(await KvStore.open(js, Buckets.clusterQueues(c), ClusterQueue));
     this.localQueues = new Mirror(await KvStore.open(js, Buckets.localQueues(c), LocalQueue), keyOfStoreKey);
+    this.deployments = new Mirror(await KvStore.open(js, Buckets.deployments(c), ModelDeployment), keyOfStoreKey);
+    this.instances = new Mirror(await KvStore.open(js, Buckets.instances(c), GPUInstance), keyOfStoreKey);
+    this.pods = new Mirror(await KvStore.open(js, Buckets.pods(c), PodRuntimeStatus));
     // Capacity views reflect the ledger on every replica, leader or not.
     this.ledger.listen((node, change) => {
       this.capacity.applyLedger(node, change.kind === 'put' ? change.value : undefined);
     });
-    await Promise.all([this.workloads, this.ledger, this.clusterQueues, this.localQueues].map((m) => m.start(this.logger)));
+    await Promise.all(this.mirrors().map((m) => m.start(this.logger)));
     this.synced = true;
     this.logger.log(
       `scheduling state synced: ${this.workloads.entries.size} workloads, ${this.ledger.entries.size} node ledgers, ` +
-        `${this.clusterQueues.entries.size} ClusterQueues, ${this.localQueues.entries.size} LocalQueues`,
+        `${this.clusterQueues.entries.size} ClusterQueues, ${this.localQueues.entries.size} LocalQueues, ` +
+        `${this.deployments.entries.size} deployments, ${this.instances.entries.size} instances, ${this.pods.entries.size} pods`,
     );
   }
 
+  private mirrors(): Array<Mirror<unknown>> {
+    return [this.workloads, this.ledger, this.clusterQueues, this.localQueues, this.deployments, this.instances, this.pods] as Array<Mirror<unknown>>;
+  }
+
   onApplicationShutdown(): void {
-    for (const m of [this.workloads, this.ledger, this.clusterQueues, this.localQueues]) m?.handle?.stop();
+    for (const m of this.mirrors()) m?.handle?.stop();
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
   PendingExplanation,
   SchedulingServiceServer,
@@ -7,12 +6,12 @@ import {
   WorkloadPhase,
   WatchWorkloadsResponse,
 } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
-import { RevisionConflictError } from '@gpufleet/messaging';
-import { describeProblems, emptyStatus, isDns1123Label, poolShapeFromCapacity, validateWorkloadSpec } from '@gpufleet/scheduling-core';
+import { invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
+import { WorkloadSubmitter } from './workload-submitter';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
 
 function requireLabel(field: string, value: string): void {
@@ -31,6 +30,7 @@ export class SchedulingGrpc {
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
     private readonly admission: AdmissionService,
+    private readonly submitter: WorkloadSubmitter,
   ) {}
 
   private ready(): void {
@@ -58,34 +58,8 @@ export class SchedulingGrpc {
   readonly implementation: SchedulingServiceServer = {
     submitWorkload: unary(async (req) => {
       this.ready();
-      const spec = req.spec;
-      if (!spec) throw invalidArgument('spec', 'a WorkloadSpec');
-      const model = this.capacity.model;
-      const problems = validateWorkloadSpec(spec, {
-        resolveLocalQueue: (namespace, localQueue) => {
-          const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
-          if (!lq) return { ok: false, expected: `a LocalQueue of namespace "${namespace}" (create one with QueueService.PutLocalQueue)`, got: localQueue };
-          const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
-          if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)`, got: localQueue };
-          const pool = poolShapeFromCapacity(model, cq.pool);
-          if (!pool) return { ok: false, expected: `a LocalQueue whose ClusterQueue's pool has nodes (pool "${cq.pool}" has none)`, got: localQueue };
-          return { ok: true, clusterQueue: cq.name, pool };
-        },
-      });
-      if (problems.length > 0) {
-        throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);
-      }
-      const key = keyOfSpec(spec);
-      const workload: Workload = { spec, status: { ...emptyStatus(), submittedAt: new Date() } };
-      try {
-        await this.store.workloads.store.create(storeKey(key), workload);
-      } catch (err) {
-        if (err instanceof RevisionConflictError) {
-          throw new GrpcError(GrpcStatus.ALREADY_EXISTS, 'ALREADY_EXISTS', `workload "${key}" already exists; delete it first or pick another name`);
-        }
-        throw err;
-      }
-      return { workload };
+      if (!req.spec) throw invalidArgument('spec', 'a WorkloadSpec');
+      return { workload: await this.submitter.submit(req.spec) };
     }),
 
     getWorkload: unary((req) => {

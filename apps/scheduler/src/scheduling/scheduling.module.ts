@@ -5,10 +5,15 @@ import { LeaderService } from './leader.service';
 import { QueuesGrpc } from './queues.grpc';
 import { SchedulingGrpc } from './scheduling.grpc';
 import { SchedulingStore } from './scheduling-store.service';
+import { DeploymentsGrpc } from './deployments.grpc';
+import { InstancesGrpc } from './instances.grpc';
+import { OwnerControllers } from './owner-controllers.service';
+import { WorkloadApiContext } from './workload-api-context';
+import { WorkloadSubmitter } from './workload-submitter';
 
 @Module({
   imports: [CapacityModule],
-  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc],
-  exports: [SchedulingStore, LeaderService, SchedulingGrpc, QueuesGrpc],
+  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllers],
+  exports: [SchedulingStore, LeaderService, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
 })
 export class SchedulingModule {}

@@ -1,4 +1,4 @@
-export { isDns1123Label } from './names';
+export { checkDns1123Label, checkIntegerRange, isDns1123Label } from './names';
 export * from './pool-shape';
-export { describeProblems, type ValidationProblem } from './problems';
+export { describeProblems, problem, shown, type ValidationProblem } from './problems';
 export * from './workload-spec';

@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, WatchDeploymentsResponse } from '@gpufleet/contracts';
+import { GrpcError, invalidArgument, notFound, serverStream, unary } from '@gpufleet/grpc-kit';
+import { RevisionConflictError } from '@gpufleet/messaging';
+import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec } from '@gpufleet/deployments-core';
+import { WorkloadApiContext } from './workload-api-context';
+import { storeKey, workloadKey } from './workload-keys';
+
+const CAS_ATTEMPTS = 8;
+
+/**
+ * DeploymentService: any replica validates and records deployments in the store (spec and
+ * generation); the leader's DeploymentController creates, replaces and deletes the replicas'
+ * workloads and writes the status.
+ */
+@Injectable()
+export class DeploymentsGrpc {
+  constructor(private readonly ctx: WorkloadApiContext) {}
+
+  private get store() {
+    return this.ctx.store.deployments;
+  }
+
+  private validated(raw: ModelDeploymentSpec | undefined): ModelDeploymentSpec {
+    if (!raw) throw invalidArgument('spec', 'a ModelDeploymentSpec');
+    const spec = normalizeDeploymentSpec(raw);
+    const problems = validateDeploymentSpec(spec, this.ctx);
+    if (problems.length === 0) {
+      spec.roles.forEach((role, i) => {
+        const resources = roleResources(role, this.ctx);
+        if (resources) problems.push(...this.ctx.workloadProblems(replicaWorkloadSpec(spec, role, 0, resources, 'check'), `roles[${i}]`).filter((p) => p.field !== 'name'));
+      });
+    }
+    if (problems.length > 0) this.ctx.refuse(problems);
+    return spec;
+  }
+
+  private find(namespace: string, name: string): ModelDeployment {
+    this.ctx.requireLabel('namespace', namespace);
+    this.ctx.requireLabel('name', name);
+    const found = this.store.entries.get(workloadKey(namespace, name))?.value;
+    if (!found) throw notFound('deployment', workloadKey(namespace, name), 'list them with `gpufleet get deployments`');
+    return found;
+  }
+
+  /** Read-modify-write of one deployment with compare-and-set, retried on a concurrent write. */
+  private async modify(namespace: string, name: string, change: (d: ModelDeployment) => ModelDeployment): Promise<ModelDeployment> {
+    this.ctx.requireLabel('namespace', namespace);
+    this.ctx.requireLabel('name', name);
+    const key = storeKey(workloadKey(namespace, name));
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.store.store.get(key);
+      if (!current) throw notFound('deployment', workloadKey(namespace, name), 'list them with `gpufleet get deployments`');
+      if (current.value.deletionRequestedAt) {
+        throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `deployment "${workloadKey(namespace, name)}" is being deleted`);
+      }
+      const next = change(current.value);
+      try {
+        await this.store.store.update(key, next, current.revision);
+        return next;
+      } catch (err) {
+        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  readonly implementation: DeploymentServiceServer = {
+    createDeployment: unary(async (req) => {
+      this.ctx.requireReady();
+      const spec = this.validated(req.spec);
+      const deployment: ModelDeployment = { spec, status: undefined, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      try {
+        await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), deployment);
+      } catch (err) {
+        if (err instanceof RevisionConflictError) {
+          throw new GrpcError(GrpcStatus.ALREADY_EXISTS, 'ALREADY_EXISTS', `deployment "${workloadKey(spec.namespace, spec.name)}" already exists; update it, or delete it first`);
+        }
+        throw err;
+      }
+      return { deployment };
+    }),
+
+    getDeployment: unary((req) => {
+      this.ctx.requireReady();
+      return { deployment: this.find(req.namespace, req.name) };
+    }),
+
+    listDeployments: unary((req) => {
+      this.ctx.requireReady();
+      if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
+      const deployments = [...this.store.entries.values()]
+        .map((e) => e.value)
+        .filter((d) => !req.namespace || d.spec?.namespace === req.namespace)
+        .sort((a, b) => `${a.spec?.namespace}/${a.spec?.name}`.localeCompare(`${b.spec?.namespace}/${b.spec?.name}`));
+      return { deployments };
+    }),
+
+    updateDeployment: unary(async (req) => {
+      this.ctx.requireReady();
+      const spec = this.validated(req.spec);
+      const deployment = await this.modify(spec.namespace, spec.name, (d) => ({ ...d, spec, generation: d.generation + 1 }));
+      return { deployment };
+    }),
+
+    scaleDeployment: unary(async (req) => {
+      this.ctx.requireReady();
+      const deployment = await this.modify(req.namespace, req.name, (d) => {
+        const roles = d.spec!.roles;
+        const index = req.role ? roles.findIndex((r) => r.role === req.role) : roles.length === 1 ? 0 : -1;
+        if (index < 0) {
+          throw invalidArgument('role', req.role ? `a role of the deployment (${roles.map((r) => r.role).join(', ')})` : `a role name: the deployment has ${roles.length} roles (${roles.map((r) => r.role).join(', ')})`, req.role || undefined);
+        }
+        const spec = { ...d.spec!, roles: roles.map((r, i) => (i === index ? { ...r, replicas: req.replicas } : r)) };
+        const problems = validateDeploymentSpec(spec, this.ctx).filter((p) => p.field.endsWith('.replicas'));
+        if (problems.length > 0) this.ctx.refuse(problems.map((p) => ({ ...p, field: 'replicas', message: p.message.replace(p.field, 'replicas') })));
+        return { ...d, spec, generation: d.generation + 1 };
+      });
+      return { deployment };
+    }),
+
+    deleteDeployment: unary(async (req) => {
+      this.ctx.requireReady();
+      const deployment = await this.modify(req.namespace, req.name, (d) => ({ ...d, deletionRequestedAt: new Date() }));
+      return { deployment };
+    }),
+
+    watchDeployments: serverStream((req, call) => {
+      this.ctx.requireReady();
+      if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
+      const matches = (d: ModelDeployment) => !req.namespace || d.spec?.namespace === req.namespace;
+      const known = new Set(this.store.entries.keys());
+      const stop = this.store.listen((key, change) => {
+        const added = change.kind === 'put' && !known.has(key);
+        if (change.kind === 'put') known.add(key);
+        else known.delete(key);
+        const [namespace, name] = key.split('/');
+        const msg: WatchDeploymentsResponse =
+          change.kind === 'put'
+            ? { type: added ? 'ADDED' : 'MODIFIED', deployment: change.value }
+            : { type: 'DELETED', deployment: ModelDeployment.fromPartial({ spec: { namespace, name } }) };
+        if (msg.deployment && matches(msg.deployment)) call.write(msg);
+      });
+      call.on('cancelled', stop);
+      call.on('close', stop);
+      if (req.initial) for (const { value } of this.store.entries.values()) if (matches(value)) call.write({ type: 'ADDED', deployment: value });
+    }),
+  };
+}

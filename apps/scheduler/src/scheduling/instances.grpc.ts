@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GPUInstance, GPUInstanceSpec, InstanceServiceServer } from '@gpufleet/contracts';
+import { GrpcError, invalidArgument, notFound, unary } from '@gpufleet/grpc-kit';
+import { RevisionConflictError } from '@gpufleet/messaging';
+import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec } from '@gpufleet/deployments-core';
+import { WorkloadApiContext } from './workload-api-context';
+import { storeKey, workloadKey } from './workload-keys';
+
+const CAS_ATTEMPTS = 8;
+
+/**
+ * InstanceService: records GPU instances in the store; the leader's InstanceController gives
+ * each a workload (its devices) and reports the sshd endpoint the node runtime started.
+ */
+@Injectable()
+export class InstancesGrpc {
+  constructor(private readonly ctx: WorkloadApiContext) {}
+
+  private get store() {
+    return this.ctx.store.instances;
+  }
+
+  private validated(raw: GPUInstanceSpec | undefined): GPUInstanceSpec {
+    if (!raw) throw invalidArgument('spec', 'a GPUInstanceSpec');
+    const spec = normalizeInstanceSpec(raw);
+    const problems = validateInstanceSpec(spec, this.ctx);
+    const resources = problems.length === 0 ? instanceResources(spec, this.ctx) : undefined;
+    if (resources) problems.push(...this.ctx.workloadProblems(instanceWorkloadSpec(spec, resources, 'check'), 'resources').filter((p) => p.field !== 'name'));
+    if (problems.length > 0) this.ctx.refuse(problems);
+    return spec;
+  }
+
+  private find(namespace: string, name: string): GPUInstance {
+    this.ctx.requireLabel('namespace', namespace);
+    this.ctx.requireLabel('name', name);
+    const found = this.store.entries.get(workloadKey(namespace, name))?.value;
+    if (!found) throw notFound('instance', workloadKey(namespace, name), 'list them with `gpufleet get instances`');
+    return found;
+  }
+
+  private async modify(namespace: string, name: string, change: (i: GPUInstance) => GPUInstance): Promise<GPUInstance> {
+    this.ctx.requireLabel('namespace', namespace);
+    this.ctx.requireLabel('name', name);
+    const key = storeKey(workloadKey(namespace, name));
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.store.store.get(key);
+      if (!current) throw notFound('instance', workloadKey(namespace, name), 'list them with `gpufleet get instances`');
+      if (current.value.deletionRequestedAt) {
+        throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `instance "${workloadKey(namespace, name)}" is being deleted`);
+      }
+      const next = change(current.value);
+      try {
+        await this.store.store.update(key, next, current.revision);
+        return next;
+      } catch (err) {
+        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  readonly implementation: InstanceServiceServer = {
+    createInstance: unary(async (req) => {
+      this.ctx.requireReady();
+      const spec = this.validated(req.spec);
+      const instance: GPUInstance = { spec, status: undefined, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      try {
+        await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), instance);
+      } catch (err) {
+        if (err instanceof RevisionConflictError) {
+          throw new GrpcError(GrpcStatus.ALREADY_EXISTS, 'ALREADY_EXISTS', `instance "${workloadKey(spec.namespace, spec.name)}" already exists; delete it first or pick another name`);
+        }
+        throw err;
+      }
+      return { instance };
+    }),
+
+    getInstance: unary((req) => {
+      this.ctx.requireReady();
+      return { instance: this.find(req.namespace, req.name) };
+    }),
+
+    listInstances: unary((req) => {
+      this.ctx.requireReady();
+      if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
+      const instances = [...this.store.entries.values()]
+        .map((e) => e.value)
+        .filter((i) => !req.namespace || i.spec?.namespace === req.namespace)
+        .sort((a, b) => `${a.spec?.namespace}/${a.spec?.name}`.localeCompare(`${b.spec?.namespace}/${b.spec?.name}`));
+      return { instances };
+    }),
+
+    setInstanceStopped: unary(async (req) => {
+      this.ctx.requireReady();
+      const instance = await this.modify(req.namespace, req.name, (i) => (i.spec!.stop === req.stop ? i : { ...i, spec: { ...i.spec!, stop: req.stop }, generation: i.generation + 1 }));
+      return { instance };
+    }),
+
+    deleteInstance: unary(async (req) => {
+      this.ctx.requireReady();
+      const instance = await this.modify(req.namespace, req.name, (i) => ({ ...i, deletionRequestedAt: new Date() }));
+      return { instance };
+    }),
+  };
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
+import { GrpcError, invalidArgument, unavailable } from '@gpufleet/grpc-kit';
+import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
+import { describeProblems, isDns1123Label, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { CapacityStateService } from '../capacity/capacity-state.service';
+import { SchedulingStore } from './scheduling-store.service';
+import { WorkloadSubmitter } from './workload-submitter';
+import { workloadKey } from './workload-keys';
+
+/** What DeploymentService and InstanceService share: readiness, name checks, queue and InstanceType lookups. */
+@Injectable()
+export class WorkloadApiContext implements DeploymentValidationContext {
+  constructor(
+    readonly store: SchedulingStore,
+    readonly capacity: CapacityStateService,
+    readonly submitter: WorkloadSubmitter,
+  ) {}
+
+  requireReady(): void {
+    if (!this.store.ready || !this.capacity.ready) throw unavailable('the scheduler is still loading its state from the store; retry shortly');
+  }
+
+  requireLabel(field: string, value: string): void {
+    if (!value) throw invalidArgument(field, 'a non-empty DNS-1123 label');
+    if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
+  }
+
+  resolveLocalQueue(namespace: string, localQueue: string): { ok: true; pool: string } | { ok: false; expected: string } {
+    const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
+    if (!lq) return { ok: false, expected: `a LocalQueue of namespace "${namespace}" (see \`gpufleet get localqueues\`)` };
+    const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
+    if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)` };
+    return { ok: true, pool: cq.pool };
+  }
+
+  resolveInstanceType(name: string): InstanceTypeResolution | undefined {
+    const it = this.capacity.model.getInstanceType(name);
+    if (!it?.unit) return undefined;
+    const resources: PodResources = {
+      accelerator: it.unit.accelerators > 0 ? { whole: it.unit.accelerators } : undefined,
+      vcpu: it.unit.vcpu,
+      memoryMib: it.unit.memoryMib,
+    };
+    return { pool: it.pool, resources, ...(it.unit.acceleratorMemoryMib ? { acceleratorMemoryMib: it.unit.acceleratorMemoryMib } : {}) };
+  }
+
+  /** INVALID_ARGUMENT naming the first field, with every problem in the message. */
+  refuse(problems: readonly ValidationProblem[]): never {
+    throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);
+  }
+
+  /**
+   * The admission checks a replica's workload would meet (pool fit, topology, queue), run now
+   * so that a deployment that could never be placed is refused at once, with its fields named
+   * as the caller wrote them.
+   */
+  workloadProblems(spec: WorkloadSpec, fieldPrefix: string): ValidationProblem[] {
+    return this.submitter.problems(spec).map((p) => {
+      const field = p.field.replace(/^podSets\[0\]\./, `${fieldPrefix}.`).replace(/^podSets\[0\]$/, fieldPrefix);
+      return { ...p, field, message: p.message.replace(p.field, field) };
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import { OwnerLabels, type DeploymentRole, type ModelDeploymentSpec, type PodResources, type WorkloadSpec } from '@gpufleet/contracts';
+import { replicaWorkloadName } from './names';
+import { templateHash } from './template-hash';
+
+/**
+ * The workload that holds one replica's devices and carries what its pods run. One workload per
+ * replica (not one per deployment): each replica is admitted, placed, replaced and moved on its
+ * own, so scaling, rolling updates and recovery never disturb the other replicas.
+ */
+export function replicaWorkloadSpec(
+  spec: ModelDeploymentSpec,
+  role: DeploymentRole,
+  ordinal: number,
+  resources: PodResources,
+  suffix: string,
+): WorkloadSpec {
+  const engine = spec.engine!;
+  return {
+    name: replicaWorkloadName(spec.name, role.role, ordinal, suffix),
+    namespace: spec.namespace,
+    localQueue: spec.localQueue,
+    priority: spec.priority,
+    podSets: [{ name: role.role, count: 1, size: role.size || 1, resources, topology: role.topology }],
+    labels: {
+      ...spec.labels,
+      [OwnerLabels.deployment]: spec.name,
+      [OwnerLabels.role]: role.role,
+      [OwnerLabels.ordinal]: String(ordinal),
+    },
+    template: {
+      engine: {
+        deployment: spec.name,
+        role: role.role,
+        ordinal,
+        model: spec.model,
+        servedModelName: spec.servedModelName,
+        // The role's arguments and environment go after (and over) the deployment's.
+        engine: { ...engine, extraArgs: [...engine.extraArgs, ...(role.extraArgs ?? [])], env: { ...engine.env, ...(role.env ?? {}) } },
+        templateHash: templateHash(spec, role),
+      },
+      instance: undefined,
+    },
+  };
+}
