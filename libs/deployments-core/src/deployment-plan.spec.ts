@@ -1,4 +1,4 @@
-import { DeploymentPhase, Workload, type PodRuntimeStatus } from '@gpufleet/contracts';
+import { DeploymentPhase, Workload, WorkloadPhase, type PodRuntimeStatus } from '@gpufleet/contracts';
 import { planDeployment, type DeploymentPlanInput } from './deployment-plan';
 import { replicaWorkloadSpec } from './replica-workload';
 import type { NodeView } from './replica-state';
@@ -113,7 +113,7 @@ describe('planDeployment', () => {
 
   it('replaces a replica whose workload finished (e.g. preempted)', () => {
     const w = admitted(replica(deploymentSpec(), 0), 'h100-0');
-    w.status!.phase = 'WORKLOAD_PHASE_FINISHED' as typeof w.status.phase;
+    w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_FINISHED;
     w.status!.finishReason = 'Preempted';
     const plan = planDeployment(input(deployment(deploymentSpec({ roles: [{ ...deploymentSpec().roles[0], replicas: 1 }] })), [w]));
     expect(plan.delete).toEqual([{ workload: 'llama-s0-x0', reason: 'its workload finished (Preempted)' }]);

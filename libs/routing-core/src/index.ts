@@ -1,1 +1,10 @@
-export {};
+// Framework-free routing logic of the inference router: prefix-aware and load-aware replica
+// selection, passive health, retries, API keys and the shared rate limiter's Redis scripts.
+export * from './api-keys';
+export { RoutingConfigError } from './errors';
+export * from './health';
+export * from './policies';
+export * from './prefix-tree';
+export * from './rate-limit';
+export * from './replica';
+export * from './retry';

@@ -1,0 +1,2 @@
+export * from './api-key';
+export * from './authorize';
