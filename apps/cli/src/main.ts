@@ -1,28 +1,53 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { resolveHome, requireContext } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { connectClients, parseKind, runGet } from './commands/get';
+import { Kind, connectClients, parseKind, runGet } from './commands/get';
 import { runDescribeWorkload } from './commands/describe';
 import { runSubmit } from './commands/submit';
 import { up } from './commands/up';
+import { runDeleteDeployment, runDeploy, runDescribeDeployment, runScale } from './commands/deployments';
+import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstanceStopped } from './commands/instances';
+import { runSsh } from './commands/ssh';
+import { runLogs } from './commands/logs';
+import { collect, intArg } from './flags';
 import { parseFormat } from './output/format';
 
-function intArg(name: string) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name}: expected a non-negative integer, got "${value}"`);
-    return n;
-  };
-}
+const out = (t: string) => process.stdout.write(t + '\n');
 
 const program = new Command('gpufleet')
-  .description('gpufleet: discover accelerators, offer capacity, run workloads across a fleet')
+  .description('gpufleet: discover accelerators, offer capacity, run model deployments and GPU instances across a fleet')
   .option('--home <dir>', 'where the stack context and logs live (default $GPUFLEET_HOME or ~/.gpufleet)')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    'after',
+    `
+Examples:
+  gpufleet up                                             start a simulated fleet (examples/fleets/dev.yaml)
+  gpufleet get instancetypes                              what the fleet offers
+  gpufleet deploy Qwen/Qwen2.5-0.5B-Instruct --wait       serve a model with vLLM on one accelerator
+  gpufleet get deployments                                deployments with their phase, ready replicas, endpoints
+  gpufleet logs qwen2-5-0-5b-instruct -f                  follow the log of replica 0
+  gpufleet create instance dev --accelerators 2 --wait    an SSH-reachable instance with two accelerators
+  gpufleet ssh dev -- nvidia-smi                          run a command on it (or no command: a login shell)
+
+See docs/cli.md for every command and flag.`,
+  );
+
+/** The scheduler address of the running stack, or --scheduler. */
+const schedulerOf = (o: { scheduler?: string }) => requireContext(resolveHome(program.opts().home), o.scheduler).scheduler;
+const SCHEDULER_FLAG = ['--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)'] as const;
+const NAMESPACE_FLAG = ['-n, --namespace <ns>', 'namespace', 'default'] as const;
+
+/** The kinds a verb accepts, e.g. `delete` takes workloads, deployments and instances. */
+function kindFor(verb: string, value: string, allowed: Kind[]): Kind {
+  const kind = parseKind(value);
+  if (!allowed.includes(kind)) throw new Error(`${verb} supports ${allowed.map((k) => k.replace(/s$/, '')).join(', ')}; got "${value}"`);
+  return kind;
+}
 
 program
   .command('up')
-  .description('start NATS, the scheduler and one device-discovery agent per node of a fleet file')
+  .description('start NATS, the scheduler, and one device-discovery agent and one node runtime per node of a fleet file')
   .option('--fleet <file>', 'fleet file describing simulated nodes', 'examples/fleets/dev.yaml')
   .option('--nats-url <url>', 'use this NATS server instead of starting one')
   .option('--nats-port <port>', 'preferred port for the NATS server it starts', intArg('--nats-port'), 4222)
@@ -30,49 +55,58 @@ program
   .option('--scheduler-http-port <port>', 'preferred scheduler HTTP port (/healthz, /metrics)', intArg('--scheduler-http-port'), 8080)
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
+  .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
   .option('--log-level <level>', 'service log level', 'info')
   .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
   .action(async (o) => {
     const home = resolveHome(program.opts().home);
-    const stack = await up({
-      home,
-      fleet: o.fleet,
-      natsUrl: o.natsUrl,
-      natsPort: o.natsPort,
-      schedulerPort: o.schedulerPort,
-      schedulerHttpPort: o.schedulerHttpPort,
-      heartbeatIntervalS: o.heartbeatInterval,
-      notReadyTimeoutS: o.notReadyTimeout,
-      logLevel: o.logLevel,
-      keepState: Boolean(o.keepState),
-    });
-    await new Promise<void>((resolve) => {
-      const shutdown = (sig: string) => {
-        process.stdout.write(`\n${sig}: stopping gpufleet...\n`);
-        stack.stop().then(() => {
-          process.stdout.write('stopped.\n');
-          resolve();
-        });
-      };
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-    });
+    // Signals are handled from the start: one during start-up stops what was already started.
+    let stopStack: (() => Promise<void>) | undefined;
+    let stopped: Promise<void> | undefined;
+    const shutdown = (sig: string) => {
+      process.stdout.write(`\n${sig}: stopping gpufleet...\n`);
+      stopped ??= (stopStack?.() ?? Promise.resolve()).then(() => {
+        process.stdout.write('stopped.\n');
+        process.exit(0);
+      });
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    try {
+      await up({
+        home,
+        fleet: o.fleet,
+        natsUrl: o.natsUrl,
+        natsPort: o.natsPort,
+        schedulerPort: o.schedulerPort,
+        schedulerHttpPort: o.schedulerHttpPort,
+        heartbeatIntervalS: o.heartbeatInterval,
+        notReadyTimeoutS: o.notReadyTimeout,
+        rescheduleAfterS: o.rescheduleAfter,
+        logLevel: o.logLevel,
+        keepState: Boolean(o.keepState),
+        onStopReady: (stop) => (stopStack = stop),
+      });
+    } catch (err) {
+      if (stopped) return stopped; // start-up failed because it was being stopped: not an error
+      throw err;
+    }
+    await new Promise<never>(() => undefined); // until a signal stops the stack and exits
   });
 
 program
   .command('get')
-  .description('list nodes, pools, instancetypes, workloads, queues or localqueues (kubectl-style)')
-  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues')
+  .description('list nodes, pools, instancetypes, workloads, queues, localqueues, deployments or instances (kubectl-style)')
+  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues | deployments | instances')
   .argument('[name]', 'one resource by name')
   .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
   .option('-w, --watch', 'keep printing changes')
   .option('--pool <pool>', 'only this pool (nodes, instancetypes)')
-  .option('-n, --namespace <ns>', 'namespace of workloads and localqueues (default: all for lists, "default" for one)')
-  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .option('-n, --namespace <ns>', 'namespace of workloads, localqueues, deployments and instances (default: all for lists, "default" for one)')
+  .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string | undefined, o) => {
-    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
     await runGet({
-      scheduler: ctx.scheduler,
+      scheduler: schedulerOf(o),
       kind: parseKind(kind),
       name,
       format: parseFormat(o.output),
@@ -84,41 +118,172 @@ program
 
 program
   .command('submit')
-  .description('create or update the Workloads, ClusterQueues and LocalQueues of a YAML manifest')
+  .description('create or update the Workloads, ClusterQueues, LocalQueues, ModelDeployments and GPUInstances of a YAML manifest')
   .requiredOption('-f, --file <file>', 'manifest (multi-document YAML; - for stdin)')
-  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .option(...SCHEDULER_FLAG)
   .action(async (o) => {
-    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
-    await runSubmit(ctx.scheduler, o.file, (t) => process.stdout.write(t + '\n'));
+    await runSubmit(schedulerOf(o), o.file, out);
+  });
+
+program
+  .command('deploy')
+  .description('serve a model: create a ModelDeployment with one "server" role')
+  .argument('<model>', 'model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct')
+  .option('--name <name>', "deployment name (default: from the model's last path segment, DNS-1123, at most 40 characters)")
+  .option(...NAMESPACE_FLAG)
+  .option('--queue <localqueue>', 'LocalQueue the replicas enter (default: default)')
+  .option('--engine <engine>', 'vllm | sglang | trtllm | llama-cpp | custom (default: vllm; custom when --command is given)')
+  .option('--engine-version <version>', 'engine release, e.g. 0.11.0 (default: any)')
+  .option('--mode <mode>', 'latency | throughput (default: throughput)')
+  .option('--replicas <n>', 'replicas', intArg('--replicas'), 1)
+  .option('--instance-type <type>', 'InstanceType of each pod (instead of --accelerators/--vcpu/--memory)')
+  .option('--accelerators <n>', 'whole accelerators per pod (default 1; 0: CPU only)', intArg('--accelerators'))
+  .option('--vcpu <n>', 'vCPUs per pod (default 8 per accelerator)', intArg('--vcpu'))
+  .option('--memory <mib>', 'memory per pod, MiB (default 65536 per accelerator)', intArg('--memory'))
+  .option('--size <pods>', 'pods per replica (one engine spread over several nodes)', intArg('--size'), 1)
+  .option('--served-model-name <name>', 'the name clients put in "model" (default: the model\'s last path segment)')
+  .option('--command <template>', 'custom engine command, with {{model_path}} {{port}} {{gpu_ids}} {{served_model_name}}')
+  .option('--arg <arg>', 'extra engine argument, appended verbatim (repeatable)', collect)
+  .option('--env <k=v>', 'engine environment variable (repeatable)', collect)
+  .option('--speculative <method>', 'speculative decoding: eagle3 | mtp | ngram')
+  .option('--draft-model <path>', 'draft head for --speculative eagle3')
+  .option('--wait', 'wait until the deployment is Ready, printing progress')
+  .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 600)
+  .option(...SCHEDULER_FLAG)
+  .action(async (model: string, o) => {
+    await runDeploy(schedulerOf(o), model, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
+  });
+
+program
+  .command('scale')
+  .description('set the replicas of a deployment (of one role)')
+  .argument('<kind>', 'deployment')
+  .argument('<name>')
+  .requiredOption('--replicas <n>', 'desired replicas', intArg('--replicas'))
+  .option('--role <role>', 'the role to scale (server, prefill or decode; needed when the deployment has several)')
+  .option(...NAMESPACE_FLAG)
+  .option(...SCHEDULER_FLAG)
+  .action(async (kind: string, name: string, o) => {
+    kindFor('scale', kind, ['deployments']);
+    await runScale(schedulerOf(o), o.namespace, name, o.replicas, o.role, out);
+  });
+
+program
+  .command('create')
+  .description('create a GPU instance: allocated accelerators reached over SSH')
+  .argument('<kind>', 'instance')
+  .argument('<name>', 'instance name (DNS-1123, at most 50 characters)')
+  .option(...NAMESPACE_FLAG)
+  .option('--queue <localqueue>', 'LocalQueue it enters (default: default)')
+  .option('--instance-type <type>', 'InstanceType to get')
+  .option('--accelerators <n>', 'whole accelerators (default 1; 0: CPU only)', intArg('--accelerators'))
+  .option('--mig-profile <profile>', 'one MIG partition, e.g. 1g.10gb')
+  .option('--slice-memory <mib>', 'a slice of one accelerator: its memory, MiB (with --slice-cores)', intArg('--slice-memory'))
+  .option('--slice-memory-percent <p>', 'a slice of one accelerator: percent of its memory (with --slice-cores)', intArg('--slice-memory-percent'))
+  .option('--slice-cores <p>', "the slice's percent of the accelerator's compute", intArg('--slice-cores'))
+  .option('--shared-tokens <n>', 'time-sliced share of one accelerator, 1-10 tokens', intArg('--shared-tokens'))
+  .option('--vcpu <n>', 'vCPUs (default 8 per whole accelerator, else 4)', intArg('--vcpu'))
+  .option('--memory <mib>', 'memory, MiB (default 65536 per whole accelerator, else 32768)', intArg('--memory'))
+  .option('--ssh-key <file>', 'OpenSSH public key file that may log in (repeatable; default ~/.ssh/id_ed25519.pub, else ~/.ssh/id_rsa.pub)', collect)
+  .option('--command <cmd>', 'long-running command started with the instance (e.g. a notebook server)')
+  .option('--image <image>', 'container image (kubernetes runtime only)')
+  .option('--env <k=v>', 'environment variable of its sessions and command (repeatable)', collect)
+  .option('--wait', 'wait until it is Running, printing progress')
+  .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 300)
+  .option(...SCHEDULER_FLAG)
+  .action(async (kind: string, name: string, o) => {
+    kindFor('create', kind, ['instances']);
+    await runCreateInstance(schedulerOf(o), name, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
+  });
+
+for (const verb of ['stop', 'start'] as const) {
+  const stop = verb === 'stop';
+  const cmd = program
+    .command(verb)
+    .description(stop ? 'stop a GPU instance: its processes end and its devices are released; the record stays' : 'start a stopped GPU instance again')
+    .argument('<kind>', 'instance')
+    .argument('<name>')
+    .option(...NAMESPACE_FLAG);
+  if (!stop) {
+    cmd.option('--wait', 'wait until it is Running, printing progress').option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 300);
+  }
+  cmd.option(...SCHEDULER_FLAG).action(async (kind: string, name: string, o) => {
+    kindFor(verb, kind, ['instances']);
+    await runSetInstanceStopped(schedulerOf(o), o.namespace, name, stop, { wait: Boolean(o.wait), timeoutS: o.timeout ?? 300 }, out);
+  });
+}
+
+program
+  .command('ssh')
+  .description('open an SSH session on a Running GPU instance (its host key is verified); after --, a command to run instead of a shell')
+  .argument('<instance>')
+  .argument('[command...]', 'command to run (put -- before it when it has options)')
+  .option('-i, --identity <file>', 'private key to log in with (only this key is offered)')
+  .option('-t, --tty', 'force a terminal, e.g. for an interactive command')
+  .option(...NAMESPACE_FLAG)
+  .option(...SCHEDULER_FLAG)
+  .action(async (instance: string, command: string[], o) => {
+    const code = await runSsh({ scheduler: schedulerOf(o), namespace: o.namespace, name: instance, identityFile: o.identity, tty: Boolean(o.tty), command });
+    process.exit(code);
+  });
+
+program
+  .command('logs')
+  .description("print the log of a deployment's replica or of an instance")
+  .argument('<name>', 'deployment or instance')
+  .option('--replica <ordinal>', 'replica ordinal (deployments; default 0)', intArg('--replica'))
+  .option('--role <role>', 'replica role (deployments with several roles)')
+  .option('--all', "every replica's log, each line prefixed with [role/ordinal]")
+  .option('-f, --follow', 'keep printing as the log grows')
+  .option('--tail <n>', 'the last N lines (default: the node runtime\'s, 200)', intArg('--tail'))
+  .option('--sshd', "an instance's sshd log instead of its command's")
+  .option(...NAMESPACE_FLAG)
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runLogs({
+      scheduler: schedulerOf(o),
+      namespace: o.namespace,
+      name,
+      replica: o.replica,
+      role: o.role,
+      all: Boolean(o.all),
+      follow: Boolean(o.follow),
+      tail: o.tail,
+      sshd: Boolean(o.sshd),
+    });
   });
 
 program
   .command('describe')
-  .description('show a workload in detail, with why it is pending')
-  .argument('<kind>', 'workload')
+  .description('show a workload (with why it is pending), a deployment (with its replicas) or an instance in detail')
+  .argument('<kind>', 'workload | deployment | instance')
   .argument('<name>')
-  .option('-n, --namespace <ns>', 'namespace', 'default')
-  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .option(...NAMESPACE_FLAG)
+  .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string, o) => {
-    if (parseKind(kind) !== 'workloads') throw new Error(`describe supports workloads, got "${kind}"`);
-    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
-    await runDescribeWorkload(ctx.scheduler, o.namespace, name, (t) => process.stdout.write(t + '\n'));
+    const k = kindFor('describe', kind, ['workloads', 'deployments', 'instances']);
+    const scheduler = schedulerOf(o);
+    if (k === 'deployments') await runDescribeDeployment(scheduler, o.namespace, name, out);
+    else if (k === 'instances') await runDescribeInstance(scheduler, o.namespace, name, out);
+    else await runDescribeWorkload(scheduler, o.namespace, name, out);
   });
 
 program
   .command('delete')
-  .description('delete a workload (its devices and quota are released)')
-  .argument('<kind>', 'workload')
+  .description('delete a workload, deployment or instance (its processes stop, its devices and quota are released)')
+  .argument('<kind>', 'workload | deployment | instance')
   .argument('<name>')
-  .option('-n, --namespace <ns>', 'namespace', 'default')
-  .option('--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)')
+  .option(...NAMESPACE_FLAG)
+  .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string, o) => {
-    if (parseKind(kind) !== 'workloads') throw new Error(`delete supports workloads, got "${kind}"`);
-    const ctx = requireContext(resolveHome(program.opts().home), o.scheduler);
-    const clients = connectClients(ctx.scheduler);
+    const k = kindFor('delete', kind, ['workloads', 'deployments', 'instances']);
+    const scheduler = schedulerOf(o);
+    if (k === 'deployments') return runDeleteDeployment(scheduler, o.namespace, name, out);
+    if (k === 'instances') return runDeleteInstance(scheduler, o.namespace, name, out);
+    const clients = connectClients(scheduler);
     try {
       await callUnary(clients.scheduling, clients.scheduling.deleteWorkload, { namespace: o.namespace, name });
-      process.stdout.write(`workload/${o.namespace}/${name} deleted\n`);
+      out(`workload/${o.namespace}/${name} deleted`);
     } finally {
       clients.close();
     }

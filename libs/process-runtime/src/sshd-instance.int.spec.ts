@@ -2,10 +2,13 @@ import { execFileSync, spawnSync } from 'child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
-import { isPortOpen, requireBinary } from '@gpufleet/process-kit';
+import { freePort, isPortOpen, requireBinary } from '@gpufleet/process-kit';
 import { devicesEnv } from './devices-env';
 import { isSameProcessAlive } from './proc';
+import { specHash } from './process-spec';
+import { ProcessTable } from './process-table';
 import { requireSshd, SshdInstance } from './sshd-instance';
+import { StateFile } from './state-file';
 
 // A real OpenSSH sshd per instance, logged into with the real ssh client. Without sshd this
 // fails with the install command (bash tools/scripts/bootstrap.sh sshd installs it).
@@ -19,12 +22,12 @@ function keyPair(name: string): { key: string; pub: string } {
   return { key, pub: readFileSync(`${key}.pub`, 'utf8').trim() };
 }
 
-function ssh(args: string[], command: string) {
+function ssh(args: string[], command: string, port = instance.port) {
   const result = spawnSync(
     'ssh',
     [
       '-F', '/dev/null',
-      '-p', String(instance.port),
+      '-p', String(port),
       '-o', 'BatchMode=yes',
       '-o', 'IdentitiesOnly=yes',
       '-o', 'IdentityAgent=none',
@@ -129,5 +132,43 @@ describe('SshdInstance', () => {
     expect(await isPortOpen(port)).toBe(false);
     expect(existsSync(other.dir)).toBe(false);
     expect(existsSync(instance.dir)).toBe(true);
+  });
+
+  it('prepares an sshd for a ProcessTable to run, and to re-adopt after a runtime restart with the same host key', async () => {
+    const baseDir = join(dir, 'supervised');
+    const options = { id: 'dev-3', baseDir, authorizedKeys: [client.pub], env: { GPU_SLOT: '3' } };
+    const port = await freePort();
+    const stateFile = join(dir, 'processes.json');
+
+    const first = new SshdInstance(options);
+    const spec = first.prepare(port);
+    expect(spec).toMatchObject({ id: 'instance/dev-3/sshd', args: ['-D', '-e', '-f', join(first.dir, 'sshd_config')], restart: 'always' });
+    expect(first.port).toBe(port);
+    expect(readFileSync(join(first.dir, 'sshd_config'), 'utf8')).toContain(`Port ${port}\n`);
+    const hostKey = first.hostPublicKey;
+
+    const table = new ProcessTable(new StateFile(stateFile), { adoptedPollMs: 50, killGraceMs: 2_000 });
+    const { pid } = await table.start(spec).waitForState('Ready', 10_000);
+    const knownHosts = join(dir, 'known_hosts_supervised');
+    writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey}\n`);
+    const login = () => ssh(['-i', client.key, '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${knownHosts}`], 'echo $GPU_SLOT', port);
+    expect(login()).toMatchObject({ status: 0, stdout: '3\n' });
+
+    // The runtime restarts: a new SshdInstance prepares the same directory for the same port.
+    table.detachAll();
+    const second = new SshdInstance(options);
+    const again = second.prepare(port);
+    expect(specHash(again)).toBe(specHash(spec));
+    expect(second.hostPublicKey).toBe(hostKey);
+    const next = new ProcessTable(new StateFile(stateFile), { adoptedPollMs: 50, killGraceMs: 2_000 });
+    const restored = await next.restore([again]);
+    expect(restored.decisions.map((d) => d.action)).toEqual(['adopt']);
+    expect(next.get(again.id)!.status().pid).toBe(pid);
+    expect(login()).toMatchObject({ status: 0, stdout: '3\n' });
+
+    await next.stop(again.id, 2_000);
+    await second.stop();
+    expect(await isPortOpen(port)).toBe(false);
+    expect(existsSync(second.dir)).toBe(false);
   });
 });

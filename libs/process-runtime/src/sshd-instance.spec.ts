@@ -41,6 +41,11 @@ describe('SshdInstance options', () => {
   it('has no port or host key before start', () => {
     expect(() => new SshdInstance(base).port).toThrow(/FAILED_PRECONDITION: GPU instance dev-1 is not started/);
   });
+
+  it('refuses to prepare for a port that is not a TCP port, before touching the disk', () => {
+    expect(() => new SshdInstance(base).prepare(0)).toThrow('INVALID_ARGUMENT: GPU instance "dev-1": port 0 is not a TCP port');
+    expect(() => new SshdInstance(base).prepare(65_536)).toThrow(/port 65536 is not a TCP port/);
+  });
 });
 
 describe('strictModesPossible', () => {

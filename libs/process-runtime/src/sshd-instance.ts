@@ -86,13 +86,13 @@ export class SshdInstance {
     if (options.port !== undefined && !(Number.isInteger(options.port) && options.port > 0 && options.port < 65536)) bad(`port ${options.port} is not a TCP port`);
   }
 
-  /** The port sshd listens on; known once start() resolved. */
+  /** The port sshd listens on; known once start() resolved or prepare() returned. */
   get port(): number {
     if (this.currentPort === undefined) throw new ProcessRuntimeError('FAILED_PRECONDITION', `GPU instance ${this.options.id} is not started`);
     return this.currentPort;
   }
 
-  /** The host public key line, for the known_hosts entry users get. */
+  /** The host public key line, for the known_hosts entry users get; known once start() resolved or prepare() returned. */
   get hostPublicKey(): string {
     if (this.hostKey === undefined) throw new ProcessRuntimeError('FAILED_PRECONDITION', `GPU instance ${this.options.id} is not started`);
     return this.hostKey;
@@ -137,6 +137,31 @@ export class SshdInstance {
       this.currentPort = undefined;
       throw new ProcessRuntimeError('UNAVAILABLE', `sshd of GPU instance ${this.options.id} did not start (${status.lastExit?.reason}): ${log}`);
     }
+  }
+
+  /**
+   * Writes the instance directory and an sshd config for `port` (checked with `sshd -t`) and
+   * returns the ProcessSpec that runs sshd, without starting it: for a runtime whose
+   * ProcessTable supervises the sshd, so that after a runtime restart the running sshd is
+   * re-adopted rather than started twice. The spec depends only on the options (directory, log
+   * file) and the port, so the same port gives the same spec hash; the host key is generated once and
+   * kept, so it survives runtime restarts too. Afterwards `port` and `hostPublicKey` are known;
+   * the caller starts, stops and watches the process, and `stop()` removes the directory.
+   */
+  prepare(port: number): ProcessSpec {
+    if (!(Number.isInteger(port) && port > 0 && port < 65536)) {
+      throw new ProcessRuntimeError('INVALID_ARGUMENT', `GPU instance ${JSON.stringify(this.options.id)}: port ${port} is not a TCP port`);
+    }
+    if (this.process && this.process.state !== 'Stopped' && this.process.state !== 'Failed') {
+      throw new ProcessRuntimeError('FAILED_PRECONDITION', `GPU instance ${this.options.id} is already ${this.process.state} under its own supervisor`);
+    }
+    const sshd = this.options.sshdPath ?? requireSshd();
+    const keygen = this.options.sshKeygenPath ?? requireOpenSshTool('ssh-keygen', 'openssh-client');
+    this.writeFiles(keygen);
+    this.writeConfig(port);
+    checkConfig(sshd, this.configFile);
+    this.currentPort = port;
+    return this.processSpec(sshd, port);
   }
 
   /** Stops sshd (SIGTERM; open sessions end with it) and removes the instance directory. */

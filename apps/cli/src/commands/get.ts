@@ -1,8 +1,12 @@
 import {
   CapacityServiceClient,
   ClusterQueue,
+  DeploymentServiceClient,
+  GPUInstance,
+  InstanceServiceClient,
   InstanceType,
   LocalQueue,
+  ModelDeployment,
   Node,
   Pool,
   QueueServiceClient,
@@ -15,9 +19,11 @@ import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
 import { Column, OutputFormat, renderStructured, renderTable } from '../output/format';
 import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resources';
 import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
+import { deploymentColumns } from '../output/deployments';
+import { instanceColumns } from '../output/instances';
 import { adminMetadata } from '../admin';
 
-export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues';
+export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues' | 'deployments' | 'instances';
 
 const ALIASES: Record<string, Kind> = {
   node: 'nodes', nodes: 'nodes', no: 'nodes',
@@ -26,21 +32,26 @@ const ALIASES: Record<string, Kind> = {
   workload: 'workloads', workloads: 'workloads', wl: 'workloads',
   clusterqueue: 'clusterqueues', clusterqueues: 'clusterqueues', cq: 'clusterqueues', queues: 'clusterqueues', queue: 'clusterqueues',
   localqueue: 'localqueues', localqueues: 'localqueues', lq: 'localqueues',
+  deployment: 'deployments', deployments: 'deployments', deploy: 'deployments',
+  modeldeployment: 'deployments', modeldeployments: 'deployments',
+  instance: 'instances', instances: 'instances', gpuinstance: 'instances', gpuinstances: 'instances',
 };
 
 export function parseKind(value: string): Kind {
   const kind = ALIASES[value.toLowerCase()];
   if (!kind) {
-    throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes, workloads, queues (clusterqueues), localqueues`);
+    throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes, workloads, queues (clusterqueues), localqueues, deployments, instances`);
   }
   return kind;
 }
 
-/** The scheduler's three gRPC services, on one address. */
+/** The scheduler's gRPC services, on one address. */
 export interface Clients {
   capacity: CapacityServiceClient;
   scheduling: SchedulingServiceClient;
   queues: QueueServiceClient;
+  deployments: DeploymentServiceClient;
+  instances: InstanceServiceClient;
   namespace?: string;
 }
 
@@ -50,9 +61,12 @@ export function connectClients(address: string, namespace?: string): Clients & {
     capacity: new CapacityServiceClient(address, creds),
     scheduling: new SchedulingServiceClient(address, creds),
     queues: new QueueServiceClient(address, creds),
+    deployments: new DeploymentServiceClient(address, creds),
+    instances: new InstanceServiceClient(address, creds),
     namespace,
   };
-  return { ...clients, close: () => [clients.capacity, clients.scheduling, clients.queues].forEach((c) => c.close()) };
+  const all = [clients.capacity, clients.scheduling, clients.queues, clients.deployments, clients.instances];
+  return { ...clients, close: () => all.forEach((c) => c.close()) };
 }
 
 export interface GetOptions {
@@ -127,6 +141,22 @@ const localQueuesSpec: KindSpec<LocalQueue> = {
   },
 };
 
+const deploymentsSpec: KindSpec<ModelDeployment> = {
+  columns: deploymentColumns,
+  toJSON: (d) => ModelDeployment.toJSON(d),
+  key: (d) => `${d.spec?.namespace}/${d.spec?.name}`,
+  list: async ({ deployments: c, namespace }) => (await callUnary(c, c.listDeployments, { namespace: namespace ?? '' })).deployments,
+  get: async ({ deployments: c, namespace }, name) => (await callUnary(c, c.getDeployment, { namespace: namespace ?? 'default', name })).deployment!,
+};
+
+const instancesSpec: KindSpec<GPUInstance> = {
+  columns: instanceColumns,
+  toJSON: (i) => GPUInstance.toJSON(i),
+  key: (i) => `${i.spec?.namespace}/${i.spec?.name}`,
+  list: async ({ instances: c, namespace }) => (await callUnary(c, c.listInstances, { namespace: namespace ?? '' })).instances,
+  get: async ({ instances: c, namespace }, name) => (await callUnary(c, c.getInstance, { namespace: namespace ?? 'default', name })).instance!,
+};
+
 const specs = {
   nodes: nodesSpec,
   pools: poolsSpec,
@@ -134,6 +164,8 @@ const specs = {
   workloads: workloadsSpec,
   clusterqueues: clusterQueuesSpec,
   localqueues: localQueuesSpec,
+  deployments: deploymentsSpec,
+  instances: instancesSpec,
 } as Record<Kind, KindSpec<unknown>>;
 
 function render<T>(spec: KindSpec<T>, items: T[], format: OutputFormat, single: boolean, header = true): string {

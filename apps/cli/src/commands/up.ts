@@ -3,8 +3,9 @@ import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
-import { ManagedProcess, ProcessGroup, freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { ManagedProcess, ProcessGroup, ServiceProcessSpec, freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
+import { killRecordedPods, nodeStateDir } from '../up/node-pods';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -17,10 +18,17 @@ export interface UpOptions {
   natsPort: number;
   heartbeatIntervalS: number;
   notReadyTimeoutS: number;
+  /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
+  rescheduleAfterS: number;
   logLevel: string;
   /** Keep the NATS store (KV state, events) of the previous run in this home. */
   keepState?: boolean;
   log?: (line: string) => void;
+  /**
+   * Receives the stop function as soon as the first process is about to start, so that a signal
+   * during start-up stops what was started (start-up then fails instead of going on).
+   */
+  onStopReady?: (stop: () => Promise<void>) => void;
 }
 
 /** A preferred port when free, else any free one (said out loud, and recorded in the context). */
@@ -39,8 +47,9 @@ function serviceArgs(app: string): string[] {
 }
 
 /**
- * `gpufleet up`: nats-server (unless --nats-url), the scheduler, and one device-discovery agent
- * per node of the fleet file, as local processes. Returns a function that stops them all.
+ * `gpufleet up`: nats-server (unless --nats-url), the scheduler, and per node of the fleet file
+ * one device-discovery agent and one node runtime, as local processes. Returns a function that
+ * stops them all, and the pods the runtimes leave running.
  */
 export async function up(opts: UpOptions): Promise<{ context: StackContext; stop: () => Promise<void> }> {
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
@@ -54,13 +63,28 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   const logsDir = join(opts.home, 'logs');
   mkdirSync(logsDir, { recursive: true });
 
-  const group = new ProcessGroup((p, code, signal) =>
-    log(`! ${p.spec.name} exited unexpectedly (${signal ?? `code ${code}`}); see ${p.spec.logFile}`),
-  );
-  const stop = async () => {
-    await group.stopAll();
-    removeContext(opts.home);
+  const onUnexpectedExit = (p: ManagedProcess, code: number | null, signal: NodeJS.Signals | null) =>
+    log(`! ${p.spec.name} exited unexpectedly (${signal ?? `code ${code}`}); see ${p.spec.logFile}`);
+  const group = new ProcessGroup(onUnexpectedExit);
+  // One group per node runtime, so that they stop in parallel (a group stops its members in turn).
+  const runtimes: ProcessGroup[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      // Runtimes first: they detach from their pods on SIGTERM, leaving them for the next runtime
+      // to adopt. Nothing will adopt them after a full shutdown, so they are killed next.
+      await Promise.all(runtimes.map((g) => g.stopAll()));
+      const killed = await killRecordedPods(fleet.nodes.map((n) => nodeStateDir(opts.home, n.name)), { log });
+      if (killed > 0) log(`stopped ${killed} pod process(es) the node runtimes left running`);
+      await group.stopAll();
+      removeContext(opts.home);
+    })());
+  /** Starts a process of the stack, unless the stack is being stopped. */
+  const start = (into: ProcessGroup, spec: ServiceProcessSpec): ManagedProcess => {
+    if (stopping) throw new Error('gpufleet up was stopped while starting');
+    return into.start(spec);
   };
+  opts.onStopReady?.(stop);
   try {
     let natsUrl = opts.natsUrl;
     const rows: Array<[string, string, string]> = [];
@@ -71,7 +95,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       // earlier run (nodes of another fleet file, old workloads) is kept only when asked for.
       if (!opts.keepState) rmSync(storeDir, { recursive: true, force: true });
       mkdirSync(storeDir, { recursive: true });
-      const nats = group.start({
+      const nats = start(group, {
         name: 'nats-server',
         command: requireBinary('nats-server'),
         args: ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
@@ -85,12 +109,18 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const grpcPort = await pickPort('the scheduler gRPC API', opts.schedulerPort, log);
     const httpPort = await pickPort('the scheduler HTTP endpoints', opts.schedulerHttpPort, log);
     const common = { ...process.env, GPUFLEET_CLUSTER: fleet.cluster, NATS_URL: natsUrl, LOG_LEVEL: opts.logLevel };
-    const scheduler = group.start({
+    const scheduler = start(group, {
       name: 'scheduler',
       command: process.execPath,
       args: serviceArgs('scheduler'),
       cwd: REPO_ROOT,
-      env: { ...common, GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort), NOT_READY_TIMEOUT_S: String(opts.notReadyTimeoutS) },
+      env: {
+        ...common,
+        GRPC_PORT: String(grpcPort),
+        HTTP_PORT: String(httpPort),
+        NOT_READY_TIMEOUT_S: String(opts.notReadyTimeoutS),
+        REPLICA_RESCHEDULE_AFTER_S: String(opts.rescheduleAfterS),
+      },
       logFile: join(logsDir, 'scheduler.log'),
     });
     rows.push(['scheduler', `grpc 127.0.0.1:${grpcPort}  http://127.0.0.1:${httpPort}`, scheduler.spec.logFile]);
@@ -98,7 +128,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     for (const node of fleet.nodes) {
       const agentHttp = await freePort();
       const agentGrpc = await freePort();
-      const agent = group.start({
+      const agent = start(group, {
         name: `agent/${node.name}`,
         command: process.execPath,
         args: serviceArgs('device-discovery'),
@@ -115,6 +145,32 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         logFile: join(logsDir, `agent-${node.name}.log`),
       });
       rows.push([`agent/${node.name}`, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
+    }
+
+    for (const node of fleet.nodes) {
+      const runtimeHttp = await freePort();
+      const runtimeGrpc = await freePort();
+      const stateDir = nodeStateDir(opts.home, node.name);
+      mkdirSync(stateDir, { recursive: true });
+      const runtimeGroup = new ProcessGroup(onUnexpectedExit);
+      runtimes.push(runtimeGroup);
+      const runtime = start(runtimeGroup, {
+        name: `runtime/${node.name}`,
+        command: process.execPath,
+        args: serviceArgs('node-runtime'),
+        cwd: REPO_ROOT,
+        env: {
+          ...common,
+          NODE_NAME: node.name,
+          HTTP_PORT: String(runtimeHttp),
+          GRPC_PORT: String(runtimeGrpc),
+          STATE_DIR: stateDir,
+          ADVERTISE_HOST: '127.0.0.1',
+          ENGINE_MODE: 'auto',
+        },
+        logFile: join(logsDir, `runtime-${node.name}.log`),
+      });
+      rows.push([`runtime/${node.name}`, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
     }
 
     const context: StackContext = {

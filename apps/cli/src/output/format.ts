@@ -49,3 +49,8 @@ export function age(since: Date | undefined, now = Date.now()): string {
   if (s < 172800) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86400)}d`;
 }
+
+/** " (Starting)" after a created object, or nothing while no controller has given it a phase yet. */
+export function phaseSuffix(phase: string): string {
+  return phase === 'Unknown' ? '' : ` (${phase})`;
+}

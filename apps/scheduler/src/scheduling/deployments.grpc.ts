@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, WatchDeploymentsResponse } from '@gpufleet/contracts';
+import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, WatchDeploymentsResponse } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, serverStream, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec } from '@gpufleet/deployments-core';
@@ -56,6 +56,7 @@ export class DeploymentsGrpc {
         throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `deployment "${workloadKey(namespace, name)}" is being deleted`);
       }
       const next = change(current.value);
+      if (next === current.value) return next;
       try {
         await this.store.store.update(key, next, current.revision);
         return next;
@@ -69,7 +70,9 @@ export class DeploymentsGrpc {
     createDeployment: unary(async (req) => {
       this.ctx.requireReady();
       const spec = this.validated(req.spec);
-      const deployment: ModelDeployment = { spec, status: undefined, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      const desiredReplicas = spec.roles.reduce((n, r) => n + r.replicas, 0);
+      const status = ModelDeploymentStatus.fromPartial({ phase: DeploymentPhase.DEPLOYMENT_PHASE_STARTING, desiredReplicas });
+      const deployment: ModelDeployment = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
       try {
         await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), deployment);
       } catch (err) {
@@ -99,7 +102,9 @@ export class DeploymentsGrpc {
     updateDeployment: unary(async (req) => {
       this.ctx.requireReady();
       const spec = this.validated(req.spec);
-      const deployment = await this.modify(spec.namespace, spec.name, (d) => ({ ...d, spec, generation: d.generation + 1 }));
+      // An unchanged spec (a manifest applied again) is not a new generation.
+      const same = (d: ModelDeployment) => JSON.stringify(ModelDeploymentSpec.toJSON(d.spec!)) === JSON.stringify(ModelDeploymentSpec.toJSON(spec));
+      const deployment = await this.modify(spec.namespace, spec.name, (d) => (same(d) ? d : { ...d, spec, generation: d.generation + 1 }));
       return { deployment };
     }),
 

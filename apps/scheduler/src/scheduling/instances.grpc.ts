@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { GPUInstance, GPUInstanceSpec, InstanceServiceServer } from '@gpufleet/contracts';
+import { GPUInstance, GPUInstanceSpec, GPUInstanceStatus, InstancePhase, InstanceServiceServer } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec } from '@gpufleet/deployments-core';
@@ -50,6 +50,7 @@ export class InstancesGrpc {
         throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `instance "${workloadKey(namespace, name)}" is being deleted`);
       }
       const next = change(current.value);
+      if (next === current.value) return next;
       try {
         await this.store.store.update(key, next, current.revision);
         return next;
@@ -63,7 +64,8 @@ export class InstancesGrpc {
     createInstance: unary(async (req) => {
       this.ctx.requireReady();
       const spec = this.validated(req.spec);
-      const instance: GPUInstance = { spec, status: undefined, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      const status = GPUInstanceStatus.fromPartial({ phase: spec.stop ? InstancePhase.INSTANCE_PHASE_STOPPED : InstancePhase.INSTANCE_PHASE_PENDING, message: spec.stop ? 'created stopped' : 'being created' });
+      const instance: GPUInstance = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
       try {
         await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), instance);
       } catch (err) {

@@ -1,0 +1,132 @@
+import { deploymentNameFromModel, deploymentSpecFromFlags } from './deploy-flags';
+
+describe('deploymentNameFromModel', () => {
+  it.each([
+    ['meta-llama/Llama-3.1-8B-Instruct', 'llama-3-1-8b-instruct'],
+    ['/models/llama-3.1-8b/', 'llama-3-1-8b'],
+    ['/models/qwen2.5-0.5b.Q4_K_M.gguf', 'qwen2-5-0-5b-q4-k-m'],
+    ['Qwen/Qwen2.5-0.5B-Instruct', 'qwen2-5-0-5b-instruct'],
+    ['__weird__name__', 'weird-name'],
+  ])('%s -> %s', (model, name) => {
+    expect(deploymentNameFromModel(model)).toBe(name);
+  });
+
+  it('cuts to 40 characters without a trailing dash', () => {
+    const name = deploymentNameFromModel('org/a-very-long-model-name-that-goes-on-and-on-and-on-forever');
+    expect(name.length).toBeLessThanOrEqual(40);
+    expect(name).toBe('a-very-long-model-name-that-goes-on-and');
+  });
+
+  it('asks for --name when nothing usable is left', () => {
+    expect(() => deploymentNameFromModel('/models/___/')).toThrow(/pass --name NAME/);
+  });
+});
+
+describe('deploymentSpecFromFlags', () => {
+  it('defaults to one server replica of vLLM on one whole accelerator with 8 vCPU and 64 GiB', () => {
+    const spec = deploymentSpecFromFlags('meta-llama/Llama-3.1-8B-Instruct', {});
+    expect(spec).toEqual({
+      name: 'llama-3-1-8b-instruct',
+      namespace: 'default',
+      localQueue: 'default',
+      priority: 0,
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+      servedModelName: '',
+      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined },
+      roles: [
+        {
+          role: 'server',
+          replicas: 1,
+          size: 1,
+          instanceType: '',
+          resources: { accelerator: { whole: 1 }, vcpu: 8, memoryMib: 65536 },
+          topology: undefined,
+          extraArgs: [],
+          env: {},
+        },
+      ],
+      labels: {},
+    });
+  });
+
+  it('maps every flag', () => {
+    const spec = deploymentSpecFromFlags('/models/llama-70b', {
+      name: 'llama',
+      namespace: 'team-a',
+      queue: 'fast',
+      engine: 'sglang',
+      engineVersion: '0.5.2',
+      mode: 'latency',
+      replicas: 3,
+      accelerators: 4,
+      vcpu: 48,
+      memory: 400000,
+      size: 2,
+      servedModelName: 'llama-70b',
+      arg: ['--max-model-len', '8192'],
+      env: ['HF_HOME=/cache', 'A=b=c'],
+      speculative: 'eagle3',
+      draftModel: '/models/eagle3-head',
+    });
+    expect(spec.name).toBe('llama');
+    expect(spec.namespace).toBe('team-a');
+    expect(spec.localQueue).toBe('fast');
+    expect(spec.servedModelName).toBe('llama-70b');
+    expect(spec.engine).toEqual({
+      engine: 'sglang',
+      version: '0.5.2',
+      mode: 'latency',
+      customCommand: '',
+      extraArgs: ['--max-model-len', '8192'],
+      env: { HF_HOME: '/cache', A: 'b=c' },
+      speculative: { method: 'eagle3', draftModel: '/models/eagle3-head', numSpeculativeTokens: 0 },
+      kvOffload: undefined,
+    });
+    expect(spec.roles[0]).toMatchObject({ role: 'server', replicas: 3, size: 2, instanceType: '', resources: { accelerator: { whole: 4 }, vcpu: 48, memoryMib: 400000 } });
+  });
+
+  it('scales the CPU and memory defaults with the accelerators', () => {
+    expect(deploymentSpecFromFlags('m', { accelerators: 2 }).roles[0].resources).toEqual({ accelerator: { whole: 2 }, vcpu: 16, memoryMib: 131072 });
+  });
+
+  it('asks for a CPU-only pod with --accelerators 0', () => {
+    expect(deploymentSpecFromFlags('m', { accelerators: 0, engine: 'llama-cpp' }).roles[0].resources).toEqual({ accelerator: undefined, vcpu: 8, memoryMib: 65536 });
+  });
+
+  it('takes an InstanceType instead of resources', () => {
+    const role = deploymentSpecFromFlags('m', { instanceType: 'h100-80gb-hbm3-x86-64.4x' }).roles[0];
+    expect(role.instanceType).toBe('h100-80gb-hbm3-x86-64.4x');
+    expect(role.resources).toBeUndefined();
+  });
+
+  it('treats --command alone as the custom engine', () => {
+    const spec = deploymentSpecFromFlags('/m', { command: 'my-server --model {{model_path}} --port {{port}}' });
+    expect(spec.engine?.engine).toBe('custom');
+    expect(spec.engine?.customCommand).toBe('my-server --model {{model_path}} --port {{port}}');
+  });
+
+  it.each([
+    [{ engine: 'tgi' }, /--engine tgi: expected one of vllm, sglang, trtllm, llama-cpp, custom/],
+    [{ mode: 'fast' }, /--mode fast: expected one of latency, throughput/],
+    [{ engine: 'custom' }, /--engine custom needs --command TEMPLATE/],
+    [{ engine: 'vllm', command: 'x' }, /--command is the command template of --engine custom/],
+    [{ speculative: 'medusa' }, /--speculative medusa: expected one of eagle3, mtp, ngram/],
+    [{ speculative: 'eagle3' }, /--speculative eagle3 needs --draft-model/],
+    [{ speculative: 'mtp', draftModel: '/d' }, /--draft-model: --speculative mtp uses no draft model/],
+    [{ draftModel: '/d' }, /--draft-model is the draft head of --speculative eagle3/],
+    [{ instanceType: 'x.1x', vcpu: 4 }, /--instance-type fixes the pod's CPU and memory; drop --vcpu/],
+    [{ instanceType: 'x.1x', accelerators: 1 }, /--instance-type and --accelerators each choose what a pod gets/],
+    [{ name: 'Llama_3' }, /--name "Llama_3": expected a DNS-1123 label .* at most 40 characters/],
+    [{ name: 'a'.repeat(41) }, /--name .*at most 40 characters/],
+    [{ namespace: 'Team A' }, /--namespace "Team A": expected a DNS-1123 label/],
+    [{ size: 0 }, /--size 0: expected an integer from 1 to 4294967295 \(pods per replica\)/],
+    [{ env: ['NOVALUE'] }, /--env NOVALUE: expected NAME=VALUE/],
+    [{ env: ['1X=2'] }, /--env 1X=2: expected NAME=VALUE/],
+  ])('refuses %j naming the flag', (flags, message) => {
+    expect(() => deploymentSpecFromFlags('org/model', flags)).toThrow(message);
+  });
+
+  it('refuses an empty model', () => {
+    expect(() => deploymentSpecFromFlags('  ', {})).toThrow(/MODEL: expected a model path/);
+  });
+});

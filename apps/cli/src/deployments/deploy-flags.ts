@@ -1,0 +1,119 @@
+import { EngineConfig, ModelDeploymentSpec, SpeculativeConfig } from '@gpufleet/contracts';
+import { ENGINE_KINDS, ENGINE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
+import { checkDnsLabel, checkRange, parseEnvPairs } from '../flags';
+import { podShapeFromFlags } from '../pod-shape';
+
+/** ModelDeploymentSpec.name: a DNS-1123 label of at most this many characters. */
+export const DEPLOYMENT_NAME_MAX = 40;
+
+/** The flags of `gpufleet deploy MODEL`, as commander hands them over. */
+export interface DeployFlags {
+  name?: string;
+  namespace?: string;
+  queue?: string;
+  engine?: string;
+  engineVersion?: string;
+  mode?: string;
+  replicas?: number;
+  instanceType?: string;
+  accelerators?: number;
+  vcpu?: number;
+  /** MiB */
+  memory?: number;
+  size?: number;
+  servedModelName?: string;
+  command?: string;
+  arg?: string[];
+  env?: string[];
+  speculative?: string;
+  draftModel?: string;
+}
+
+/**
+ * A deployment name from a model reference: its last path segment, lower-cased, every run of
+ * other characters turned into one '-', cut to 40 characters. "meta-llama/Llama-3.1-8B-Instruct"
+ * becomes "llama-3-1-8b-instruct"; "/models/qwen.gguf" becomes "qwen".
+ */
+export function deploymentNameFromModel(model: string): string {
+  const segment = model.trim().replace(/[/\\]+$/, '').split(/[/\\]/).pop() ?? '';
+  const name = segment
+    .replace(/\.gguf$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, DEPLOYMENT_NAME_MAX)
+    .replace(/-+$/, '');
+  if (!name) throw new Error(`cannot derive a deployment name from the model ${JSON.stringify(model)}; pass --name NAME`);
+  return name;
+}
+
+function oneOf(value: string, allowed: readonly string[], flag: string): string {
+  if (!allowed.includes(value)) throw new Error(`${flag} ${value}: expected one of ${allowed.join(', ')}`);
+  return value;
+}
+
+function speculativeFromFlags(f: DeployFlags): SpeculativeConfig | undefined {
+  if (f.speculative === undefined) {
+    if (f.draftModel !== undefined) throw new Error('--draft-model is the draft head of --speculative eagle3; add --speculative eagle3');
+    return undefined;
+  }
+  const method = oneOf(f.speculative, SPECULATIVE_METHODS, '--speculative');
+  if (method === 'eagle3' && !f.draftModel) throw new Error('--speculative eagle3 needs --draft-model PATH (the EAGLE-3 draft head)');
+  if (method !== 'eagle3' && f.draftModel !== undefined) {
+    throw new Error(`--draft-model: --speculative ${method} uses no draft model (${method === 'mtp' ? 'the MTP heads are part of the model' : 'n-grams come from the prompt'}); drop it`);
+  }
+  return { method, draftModel: f.draftModel ?? '', numSpeculativeTokens: 0 };
+}
+
+function engineFromFlags(f: DeployFlags): EngineConfig {
+  // A command template alone means the custom engine.
+  const engine = oneOf(f.engine ?? (f.command !== undefined ? 'custom' : 'vllm'), ENGINE_KINDS, '--engine');
+  if (engine === 'custom' && !f.command?.trim()) {
+    throw new Error('--engine custom needs --command TEMPLATE (e.g. "my-server --model {{model_path}} --port {{port}}")');
+  }
+  if (engine !== 'custom' && f.command !== undefined) {
+    throw new Error(`--command is the command template of --engine custom; --engine ${engine} builds its own command (pass extra flags with --arg)`);
+  }
+  return {
+    engine,
+    version: f.engineVersion ?? '',
+    mode: f.mode === undefined ? '' : oneOf(f.mode, ENGINE_MODES, '--mode'),
+    customCommand: f.command?.trim() ?? '',
+    extraArgs: [...(f.arg ?? [])],
+    env: parseEnvPairs(f.env, '--env'),
+    speculative: speculativeFromFlags(f),
+    kvOffload: undefined,
+  };
+}
+
+/** `gpufleet deploy MODEL [flags]` as the CreateDeployment spec: one "server" role. */
+export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDeploymentSpec {
+  if (!model.trim()) throw new Error('MODEL: expected a model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct');
+  const name = f.name !== undefined ? checkDnsLabel(f.name, DEPLOYMENT_NAME_MAX, '--name') : deploymentNameFromModel(model);
+  const namespace = checkDnsLabel(f.namespace ?? 'default', 63, '--namespace');
+  const localQueue = checkDnsLabel(f.queue ?? 'default', 63, '--queue');
+  const shape = podShapeFromFlags({ instanceType: f.instanceType, accelerators: f.accelerators, vcpu: f.vcpu, memory: f.memory });
+  const size = checkRange(f.size ?? 1, 1, 4294967295, '--size', 'pods per replica');
+  return {
+    name,
+    namespace,
+    localQueue,
+    priority: 0,
+    model: model.trim(),
+    servedModelName: f.servedModelName ?? '',
+    engine: engineFromFlags(f),
+    roles: [
+      {
+        role: 'server',
+        replicas: f.replicas ?? 1,
+        size,
+        instanceType: shape.instanceType,
+        resources: shape.resources,
+        topology: undefined,
+        extraArgs: [],
+        env: {},
+      },
+    ],
+    labels: {},
+  };
+}

@@ -1,0 +1,69 @@
+import { join, resolve } from 'path';
+import { ConfigOf, defineConfig, duration, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+
+/** The workspace root: where `node -r reflect-metadata -r @swc-node/register` finds its preloads and tsconfig. */
+export const REPO_ROOT = resolve(__dirname, '../../..');
+
+/** A DNS-1123 label: node names are one token of pods-bucket keys ("<node>.<namespace>.…"), so no dots. */
+const NODE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export const ENGINE_MODES = ['auto', 'simulated', 'real'] as const;
+
+export const nodeRuntimeConfigSchema = defineConfig({
+  ...sharedConfigFields,
+  ...servicePorts({ grpc: 50058, http: 8088 }),
+  NODE_NAME: str({
+    pattern: NODE_NAME,
+    patternDesc: 'a DNS-1123 label (lower-case letters, digits and "-", at most 63 characters, no dots)',
+    desc: 'Name of the node this runtime runs pods for: its key in the nodes and ledger buckets (the device-discovery agent’s NODE_NAME).',
+  }),
+  STATE_DIR: str({
+    optional: true,
+    pattern: /^\/[^\0]*$/,
+    patternDesc: 'an absolute path',
+    desc: 'Where the runtime keeps its process state file, pod logs and GPU instance directories; it must survive runtime restarts. Default /var/lib/gpufleet/node-runtime/<NODE_NAME>.',
+  }),
+  ADVERTISE_HOST: str({
+    default: '127.0.0.1',
+    pattern: /^[A-Za-z0-9.:[\]-]+$/,
+    patternDesc: 'a host name or IP address',
+    desc: 'Host written in pod status: where engines and instance SSH ports are reached, and the host of runtime_url. Instances’ sshd listens on 127.0.0.1 when this is a loopback address, on every address otherwise.',
+  }),
+  ENGINE_MODE: str({
+    default: 'auto',
+    choices: ENGINE_MODES,
+    desc: '"simulated" runs engine-sim in place of every engine, "real" the engine binaries; "auto" simulates on nodes whose inventory comes from the simulated provider.',
+  }),
+  ENGINE_SIM_COMMAND: str({
+    default: `node -r reflect-metadata -r @swc-node/register ${join(REPO_ROOT, 'apps/engine-sim/src/main.ts')}`,
+    desc: 'How simulated engines start, split on whitespace (no quoting); "serve <model> --port …" is appended. Started in the workspace root.',
+  }),
+  STOP_GRACE_S: duration({ default: 30, min: 0, desc: 'How long a stopped pod’s processes get between SIGTERM and SIGKILL.' }),
+  RESTART_BACKOFF_BASE_S: duration({ default: 1, min: 0.01, desc: 'Delay before the first restart of a crashed process; it doubles with every failure in a row.' }),
+  RESTART_BACKOFF_CAP_S: duration({ default: 300, min: 0.01, desc: 'Longest delay between restarts.' }),
+  HEALTH_PROBE_INTERVAL_S: duration({ default: 1, min: 0.05, desc: 'Seconds between health probes of an engine (GET /health).' }),
+});
+
+export type NodeRuntimeConfig = ConfigOf<typeof nodeRuntimeConfigSchema.fields>;
+export const NODE_RUNTIME_CONFIG = Symbol('NODE_RUNTIME_CONFIG');
+
+export function stateDirOf(config: Pick<NodeRuntimeConfig, 'STATE_DIR' | 'NODE_NAME'>): string {
+  return config.STATE_DIR ?? join('/var/lib/gpufleet/node-runtime', config.NODE_NAME);
+}
+
+/** ENGINE_SIM_COMMAND as a program and its arguments. */
+export function engineSimEntry(config: Pick<NodeRuntimeConfig, 'ENGINE_SIM_COMMAND'>): { command: string; args: string[] } {
+  const [command, ...args] = config.ENGINE_SIM_COMMAND.trim().split(/\s+/);
+  return { command, args };
+}
+
+/** `http://<ADVERTISE_HOST>:<HTTP_PORT>`, with IPv6 addresses bracketed. */
+export function runtimeUrlOf(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST' | 'HTTP_PORT'>): string {
+  const host = config.ADVERTISE_HOST.includes(':') && !config.ADVERTISE_HOST.startsWith('[') ? `[${config.ADVERTISE_HOST}]` : config.ADVERTISE_HOST;
+  return `http://${host}:${config.HTTP_PORT}`;
+}
+
+/** sshd must be reachable where pod status says it is: loopback only when the advertised host is. */
+export function instanceListenAddress(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST'>): string {
+  return /^(127\.|localhost$|::1$|\[::1\]$)/.test(config.ADVERTISE_HOST) ? '127.0.0.1' : '0.0.0.0';
+}

@@ -1,0 +1,2 @@
+/** The NodeRuntimeMetrics instance, registered on the service's /metrics registry. */
+export const RUNTIME_METRICS = Symbol('RUNTIME_METRICS');

@@ -1,0 +1,29 @@
+/**
+ * Why a pod cannot be started on this node. The runtime reports it as the pod's `Failed`
+ * status (`message`), never as a crash of its own; the pod is planned again on the next change
+ * (a new inventory, a fixed template), so a cause that goes away lets the pod start.
+ */
+export type PodPlanErrorReason =
+  /** The placement names an accelerator the node's inventory does not list. */
+  | 'UNKNOWN_ACCELERATOR'
+  /** The placement names a MIG partition the accelerator does not have (yet). */
+  | 'MIG_PARTITION_MISSING'
+  /** The devices of one pod cannot be exposed together (mixed vendors, MIG on a non-NVIDIA GPU). */
+  | 'INVALID_DEVICES'
+  /** The engine template cannot become a command line (engine-presets' refusals). */
+  | 'INVALID_ENGINE_SPEC'
+  /** The instance template cannot become an sshd (keys, environment). */
+  | 'INVALID_INSTANCE'
+  /** The workload has no template this runtime knows how to run. */
+  | 'UNSUPPORTED_TEMPLATE';
+
+export class PodPlanError extends Error {
+  override readonly name = 'PodPlanError';
+
+  constructor(
+    readonly reason: PodPlanErrorReason,
+    sentence: string,
+  ) {
+    super(`${reason}: ${sentence}`);
+  }
+}

@@ -1,0 +1,241 @@
+import { createHash } from 'crypto';
+import type { EngineRun, InstanceRun, NodeInventory } from '@gpufleet/contracts';
+import {
+  buildEngineCommand,
+  EngineSpecError,
+  simulatedEngineCommand,
+  type EngineCommand,
+  type EngineKind,
+  type EngineMode as PresetMode,
+  type EngineRole,
+  type EngineSimEntry,
+  type EngineSpec,
+} from '@gpufleet/engine-presets';
+import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSpec } from '@gpufleet/process-runtime';
+import type { DesiredPod } from './desired-pods';
+import type { EngineMode } from './engine-mode';
+import { PodPlanError } from './errors';
+import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, instanceWorkDir, podDir, podLogFile, sshdLogFile } from './layout';
+import { resolvePodDevices, type PodDevices } from './pod-devices';
+
+/** How this runtime runs pods; the same for every pod of the node. */
+export interface PlanContext {
+  readonly inventory: NodeInventory;
+  readonly stateDir: string;
+  readonly engineMode: EngineMode;
+  /** How to start engine-sim, and the directory it must start in (where `node -r` finds its preloads). */
+  readonly engineSim: EngineSimEntry & { readonly cwd: string };
+  /** SIGTERM → SIGKILL, ms. */
+  readonly stopGraceMs: number;
+  readonly backoff?: BackoffPolicy;
+  /** Between health probes, ms (default 1000). */
+  readonly healthIntervalMs?: number;
+  /** Where instances' sshd listens (default 127.0.0.1). */
+  readonly instanceListenAddress?: string;
+}
+
+interface PodPlanBase {
+  readonly key: string;
+  readonly pod: DesiredPod;
+  /** The engine's HTTP port or the instance's SSH port: the same for the life of the pod. */
+  readonly port: number;
+  /** EngineRun.template_hash; empty for instances. */
+  readonly templateHash: string;
+  readonly devicesEnv: Readonly<Record<string, string>>;
+}
+
+export interface EnginePodPlan extends PodPlanBase {
+  readonly kind: 'engine';
+  readonly engineMode: EngineMode;
+  readonly process: ProcessSpec;
+  /** Digest of everything the pod is launched with; a pod whose launch changed is replaced. */
+  readonly launch: string;
+}
+
+/** What `SshdInstance` needs; the app turns it into the sshd's ProcessSpec (`SshdInstance.prepare`). */
+export interface InstanceSshd {
+  /** SshdInstance id: the instance lives in `<baseDir>/<name>`. */
+  readonly name: string;
+  readonly baseDir: string;
+  readonly workDir: string;
+  readonly authorizedKeys: readonly string[];
+  /** The login environment: the devices, then InstanceRun.env. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly logFile: string;
+  readonly listenAddress: string;
+}
+
+export interface InstancePodPlan extends PodPlanBase {
+  readonly kind: 'instance';
+  readonly instance: string;
+  readonly sshd: InstanceSshd;
+  /** InstanceRun.command, run next to sshd with the login environment. */
+  readonly command: ProcessSpec | undefined;
+  readonly launch: string;
+}
+
+/** A pod that cannot be started as placed; reported `Failed` with `message`. */
+export interface FailedPodPlan extends PodPlanBase {
+  readonly kind: 'failed';
+  readonly message: string;
+}
+
+export type RunnablePodPlan = EnginePodPlan | InstancePodPlan;
+export type PodPlan = RunnablePodPlan | FailedPodPlan;
+
+/**
+ * How to run one desired pod on `port`: its devices, and the processes of its template. Never
+ * throws for the pod's own problems (an unknown accelerator, a refused engine spec): those
+ * make a `failed` plan whose message says what to fix.
+ */
+export function planPod(pod: DesiredPod, port: number, ctx: PlanContext): PodPlan {
+  const templateHash = pod.template.engine?.templateHash ?? '';
+  let devices: PodDevices | undefined;
+  try {
+    devices = resolvePodDevices(pod.placement, ctx.inventory);
+    if (pod.template.engine) return planEngine(pod, pod.template.engine, devices, port, ctx);
+    if (pod.template.instance) return planInstance(pod, pod.template.instance, devices, port, ctx);
+    throw new PodPlanError('UNSUPPORTED_TEMPLATE', 'the pod template has neither an engine nor an instance');
+  } catch (err) {
+    const message = err instanceof PodPlanError || err instanceof EngineSpecError ? err.message : `INTERNAL: ${(err as Error).message ?? String(err)}`;
+    return { kind: 'failed', key: pod.key, pod, port, templateHash, devicesEnv: devices?.env ?? {}, message };
+  }
+}
+
+function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: number, ctx: PlanContext): EnginePodPlan {
+  const spec = engineSpec(run, devices, port);
+  const simulated = ctx.engineMode === 'simulated';
+  const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim) : buildEngineCommand(spec);
+  const env: Record<string, string> = withoutVisibility(command.env);
+  Object.assign(env, devices.env, { GPUFLEET_POD: pod.id });
+  if (run.templateHash) env.GPUFLEET_TEMPLATE_HASH = run.templateHash;
+  // engine-sim names itself after the host by default; several on one node need names of their own.
+  if (simulated) env.REPLICA_NAME = replicaName(pod);
+  const process: ProcessSpec = {
+    id: engineProcessId(pod.ref),
+    command: command.command,
+    args: command.args,
+    env,
+    cwd: simulated ? ctx.engineSim.cwd : podDir(ctx.stateDir, pod.ref),
+    logFile: podLogFile(ctx.stateDir, pod.ref),
+    health: { probe: { kind: 'http', url: `http://127.0.0.1:${port}/health` }, intervalMs: ctx.healthIntervalMs ?? 1_000 },
+    restart: 'always',
+    stopGraceMs: ctx.stopGraceMs,
+    ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
+  };
+  return {
+    kind: 'engine',
+    key: pod.key,
+    pod,
+    port,
+    templateHash: run.templateHash,
+    devicesEnv: devices.env,
+    engineMode: ctx.engineMode,
+    process,
+    launch: digest({ engine: specHash(process) }),
+  };
+}
+
+/** EngineRun (proto, empty strings for unset) → EngineSpec (engine-presets, undefined for unset). */
+export function engineSpec(run: EngineRun, devices: PodDevices, port: number): EngineSpec {
+  const config = run.engine;
+  const speculative = config?.speculative?.method
+    ? {
+        method: config.speculative.method as NonNullable<EngineSpec['speculative']>['method'],
+        ...(config.speculative.draftModel ? { draftModel: config.speculative.draftModel } : {}),
+        ...(config.speculative.numSpeculativeTokens ? { numSpeculativeTokens: config.speculative.numSpeculativeTokens } : {}),
+      }
+    : undefined;
+  const kvOffload = config?.kvOffload?.connector
+    ? { connector: config.kvOffload.connector, ...(config.kvOffload.cpuBytes ? { cpuBytes: config.kvOffload.cpuBytes } : {}) }
+    : undefined;
+  // Casts: the proto carries free strings; validateEngineSpec (inside buildEngineCommand) refuses
+  // any that is not one of the engine-presets names, naming the field.
+  return {
+    engine: (config?.engine ?? '') as EngineKind,
+    ...(config?.version ? { version: config.version } : {}),
+    mode: (config?.mode || 'throughput') as PresetMode,
+    role: (run.role || 'server') as EngineRole,
+    modelPath: run.model,
+    servedModelName: run.servedModelName || run.model,
+    port,
+    acceleratorsPerPod: devices.engineIds.length,
+    acceleratorIds: devices.engineIds,
+    ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}),
+    ...(speculative ? { speculative } : {}),
+    ...(kvOffload ? { kvOffload } : {}),
+    ...(config?.extraArgs.length ? { extraArgs: config.extraArgs } : {}),
+    ...(config && Object.keys(config.env).length > 0 ? { env: config.env } : {}),
+    ...(config?.customCommand ? { customTemplate: config.customCommand } : {}),
+  };
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, port: number, ctx: PlanContext): InstancePodPlan {
+  if (run.sshPublicKeys.length === 0) throw new PodPlanError('INVALID_INSTANCE', `instance ${run.instance || pod.ref.workload} has no SSH public key; logins are by key only`);
+  for (const name of Object.keys(run.env)) {
+    if (!ENV_NAME.test(name)) throw new PodPlanError('INVALID_INSTANCE', `env.${name}: not a valid environment variable name`);
+    if (DEVICE_VISIBILITY_VARS.includes(name)) {
+      throw new PodPlanError('INVALID_INSTANCE', `env.${name}: set by the node runtime from the allocated devices; remove it from the instance`);
+    }
+  }
+  const env = { ...devices.env, ...run.env, GPUFLEET_POD: pod.id };
+  const workDir = instanceWorkDir(ctx.stateDir, pod.ref);
+  const sshd: InstanceSshd = {
+    name: instanceName(pod.ref),
+    baseDir: instancesDir(ctx.stateDir),
+    workDir,
+    authorizedKeys: run.sshPublicKeys.map((k) => k.trim()),
+    env,
+    logFile: sshdLogFile(ctx.stateDir, pod.ref),
+    listenAddress: ctx.instanceListenAddress ?? '127.0.0.1',
+  };
+  const command: ProcessSpec | undefined = run.command.trim()
+    ? {
+        id: instanceCommandProcessId(pod.ref),
+        command: '/bin/sh',
+        args: ['-c', run.command],
+        env,
+        cwd: workDir,
+        logFile: podLogFile(ctx.stateDir, pod.ref),
+        restart: 'always',
+        stopGraceMs: ctx.stopGraceMs,
+        ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
+      }
+    : undefined;
+  return {
+    kind: 'instance',
+    key: pod.key,
+    pod,
+    port,
+    templateHash: '',
+    devicesEnv: devices.env,
+    instance: run.instance || pod.ref.workload,
+    sshd,
+    command,
+    // New keys or environment replace the pod too: sshd restarts on rewritten files, in the same
+    // directory, with the same host key.
+    launch: digest({ port, sshd, command: command ? specHash(command) : null }),
+  };
+}
+
+function withoutVisibility(env: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !DEVICE_VISIBILITY_VARS.includes(name)));
+}
+
+/** engine-sim's REPLICA_NAME: a NATS subject token (A-Z a-z 0-9 _ -), at most 128 characters. */
+function replicaName(pod: DesiredPod): string {
+  const { namespace, workload, podSet, replica } = pod.ref;
+  return `${namespace}-${workload}-${podSet}-${replica}-${pod.ref.pod}`.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 128);
+}
+
+/** A digest that does not depend on the order of object keys (proto maps arrive in any order). */
+function digest(value: unknown): string {
+  return `sha256:${createHash('sha256').update(JSON.stringify(value, sortedKeys)).digest('hex')}`;
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
