@@ -66,7 +66,9 @@ function writeStdout(chunk: Uint8Array | string): Promise<void> {
 async function stream(source: LogSource, url: string, write: (c: Uint8Array | string) => Promise<void>, prefix?: string): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(url);
+    // Node runtimes guard their pod API with the same admin token as the management APIs.
+    const token = process.env.GPUFLEET_ADMIN_TOKEN;
+    res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   } catch (err) {
     const cause = (err as { cause?: Error }).cause;
     throw new Error(`UNAVAILABLE: cannot fetch the log of ${source.label} from ${url}: ${cause?.message ?? (err as Error).message} (is its node runtime up?)`);
