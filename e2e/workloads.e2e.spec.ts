@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { isPortOpen, waitFor } from '@gpufleet/testing';
@@ -244,5 +244,34 @@ describe('model deployments and GPU instances on `gpufleet up`', () => {
     await completion(replica0.endpoint, 'llama-3.1-8b');
     // The old engine is stopped by its node's runtime once its workload is gone.
     await waitFor('the old engine to stop', async () => !(await isPortOpen(Number(new URL(before.endpoint).port))) || undefined, { timeoutMs: 30_000, intervalMs: 250 });
+  });
+
+  it('scales down from the highest ordinal and rolls a spec change through one replica at a time', async () => {
+    const before = (await deployments()).llama;
+    const kept = before.status!.replicas!.find((r) => (r.ordinal ?? 0) === 0)!;
+    expect((await gpufleet(['scale', 'deployment', 'llama', ...ns, '--replicas', '1', ...at])).code).toBe(0);
+    await waitFor('one replica left', async () => {
+      const d = (await deployments()).llama;
+      return (d.status?.phase === 'DEPLOYMENT_PHASE_READY' && d.status.replicas?.length === 1) || undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    const after = (await deployments()).llama.status!.replicas!;
+    expect(after.map((r) => r.ordinal ?? 0)).toEqual([0]);
+    expect(after[0].workload).toBe(kept.workload); // scaling restarts nothing
+
+    // A new engine mode is a new template: the replica is replaced by one running it.
+    const manifest = join(home, 'llama.yaml');
+    writeFileSync(
+      manifest,
+      ['kind: ModelDeployment', 'name: llama', 'namespace: team-a', 'model: /models/llama-3.1-8b', 'servedModelName: llama-3.1-8b',
+        'engine: { engine: vllm, mode: latency }', 'roles:', '  - role: server', '    replicas: 1', '    instanceType: h100-80gb-hbm3-x86-64.1x', ''].join('\n'),
+    );
+    expect((await gpufleet(['submit', '-f', manifest, ...at])).code).toBe(0);
+    const rolled = await waitFor('the update to roll out', async () => {
+      const d = (await deployments()).llama;
+      const r = d.status?.replicas ?? [];
+      return (d.status?.phase === 'DEPLOYMENT_PHASE_READY' && r.length === 1 && r[0].workload !== kept.workload && r[0].state === 'Ready') ? d : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250 });
+    const pod = await podOf(rolled.status!.replicas![0]);
+    expect(readFileSync(`/proc/${pod.pid}/cmdline`, 'utf8').split('\0').join(' ')).toMatch(/--max-num-seqs 32\b/);
   });
 });
