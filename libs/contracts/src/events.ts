@@ -3,6 +3,7 @@ import { InstanceTypeChanged, NodeStatusChanged } from './generated/gpufleet/v1/
 import { WorkloadEvent } from './generated/gpufleet/v1/scheduling';
 import { DeploymentEvent } from './generated/gpufleet/v1/deployments';
 import { InstanceEvent } from './generated/gpufleet/v1/instances';
+import { UsageEvent } from './generated/gpufleet/v1/router';
 
 /** Encode/decode pair every generated message has; events travel as proto3 canonical JSON. */
 export interface JsonCodec<T> {
@@ -53,6 +54,8 @@ export const Events = {
   deploymentStatusChanged: defineEvent('deployments', 'status_changed', 1, DeploymentEvent),
   /** A GPU instance changed phase (or got its SSH endpoint). */
   instanceStatusChanged: defineEvent('instances', 'status_changed', 1, InstanceEvent),
+  /** Token usage of the requests an inference-router replica finished (batched, about once a second). */
+  usage: defineEvent('router', 'usage', 1, UsageEvent),
 } as const;
 
 export type EventName = keyof typeof Events;
@@ -99,6 +102,8 @@ export const Buckets = {
   instances: (cluster: string) => bucketName(cluster, 'instances'),
   /** Pods as node runtimes see them, keyed "<node>.<namespace>.<workload>.<pod_set>.<replica>.<pod>"; one writer per node. */
   pods: (cluster: string) => bucketName(cluster, 'pods'),
+  /** API keys of the inference router (ApiKeyRecord, secret hashed), keyed by key id. */
+  apiKeys: (cluster: string) => bucketName(cluster, 'api-keys'),
   /** Leader leases, keyed by role (e.g. "scheduler"). */
   leases: (cluster: string) => bucketName(cluster, 'leases'),
 } as const;

@@ -5,6 +5,7 @@ export * from './generated/gpufleet/v1/scheduling';
 export * from './generated/gpufleet/v1/runtime';
 export * from './generated/gpufleet/v1/deployments';
 export * from './generated/gpufleet/v1/instances';
+export * from './generated/gpufleet/v1/router';
 export { Timestamp } from './generated/google/protobuf/timestamp';
 export * from './events';
 export * from './grpc';

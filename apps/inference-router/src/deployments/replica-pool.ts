@@ -1,0 +1,243 @@
+/**
+ * The replicas serving one model name, as this router sees them: the ready endpoints from the
+ * deployments store, what this router has in flight on each, passive health, the routing policy
+ * and the bounded queue of requests waiting for a replica below MAX_INFLIGHT_PER_REPLICA.
+ */
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { PassiveHealth, type ReplicaView, type RoutingPolicy } from '@gpufleet/routing-core';
+import type { ReadyEndpoint } from './model-routes';
+
+/** One engine endpoint; a ReplicaView whose `inFlight` and `ejected` this pool keeps current. */
+export class Replica implements ReplicaView {
+  inFlight = 0;
+  ejected = false;
+  /** Left the deployment: its agent closes once its last request finishes. */
+  removed = false;
+  readonly host: string;
+  readonly port: number;
+  readonly agent: HttpAgent;
+  private readonly send: (options: RequestOptions, onResponse: (res: IncomingMessage) => void) => ClientRequest;
+
+  constructor(
+    readonly id: string,
+    public deployment: string,
+  ) {
+    const url = new URL(id);
+    const https = url.protocol === 'https:';
+    this.host = url.hostname;
+    this.port = url.port ? Number(url.port) : https ? 443 : 80;
+    // Keep-alive with LIFO reuse: warm sockets stay warm, idle extras close after 4 s, before
+    // the engine closes them (vLLM's uvicorn keeps idle connections 5 s).
+    const options = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: 'lifo' as const, timeout: 4_000 };
+    this.agent = https ? new HttpsAgent(options) : new HttpAgent(options);
+    this.send = https ? httpsRequest : httpRequest;
+  }
+
+  request(options: RequestOptions, onResponse: (res: IncomingMessage) => void): ClientRequest {
+    options.agent = this.agent;
+    options.host = this.host;
+    options.port = this.port;
+    return this.send(options, onResponse);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+export interface ReplicaPoolOptions {
+  readonly model: string;
+  readonly policy: RoutingPolicy;
+  readonly health: PassiveHealth;
+  /** 0: no limit. */
+  readonly maxInFlightPerReplica: number;
+  readonly queueMax: number;
+  readonly queueTimeoutMs: number;
+}
+
+/** Why a request got no replica. */
+export type AcquireFailure = 'no_replica' | 'queue_full' | 'queue_timeout';
+
+interface Waiter {
+  readonly onReady: () => void;
+  readonly onFail: (reason: AcquireFailure) => void;
+  timer: NodeJS.Timeout | undefined;
+  done: boolean;
+}
+
+export class ReplicaPool {
+  readonly model: string;
+  readonly policy: RoutingPolicy;
+  readonly health: PassiveHealth;
+  private readonly cap: number;
+  private readonly queueMax: number;
+  private readonly queueTimeoutMs: number;
+  private byId = new Map<string, Replica>();
+  private list: Replica[] = [];
+  private readonly waiters: Waiter[] = [];
+  private waiterHead = 0;
+  /** Deployments whose replicas are in this pool (a model name may be served by several). */
+  deployments: readonly string[] = [];
+  desired = 0;
+
+  constructor(options: ReplicaPoolOptions) {
+    this.model = options.model;
+    this.policy = options.policy;
+    this.health = options.health;
+    this.cap = options.maxInFlightPerReplica;
+    this.queueMax = options.queueMax;
+    this.queueTimeoutMs = options.queueTimeoutMs;
+  }
+
+  get replicas(): readonly Replica[] {
+    return this.list;
+  }
+
+  get readyCount(): number {
+    return this.list.length;
+  }
+
+  get queued(): number {
+    return this.waiters.length - this.waiterHead;
+  }
+
+  /** Replaces the replica set; replicas that stay keep their in-flight counts and health. */
+  setEndpoints(endpoints: readonly ReadyEndpoint[]): void {
+    const next = new Map<string, Replica>();
+    for (const e of endpoints) {
+      let replica = this.byId.get(e.endpoint);
+      if (replica === undefined) replica = new Replica(e.endpoint, e.deployment);
+      else replica.deployment = e.deployment;
+      next.set(e.endpoint, replica);
+    }
+    for (const [id, replica] of this.byId) {
+      if (next.has(id)) continue;
+      replica.removed = true;
+      this.policy.removeReplica(id);
+      this.health.removeReplica(id);
+      if (replica.inFlight === 0) replica.close();
+    }
+    this.byId = next;
+    this.list = [...next.values()];
+    if (this.list.length === 0) this.failWaiters('no_replica');
+    else this.wakeWaiters();
+  }
+
+  /**
+   * Sets each replica's `ejected` for the next pick: out when passive health ejected it or it
+   * is at MAX_INFLIGHT_PER_REPLICA. When health has ejected every replica, health is ignored
+   * (as Envoy's panic threshold does): an answer from a doubtful replica beats a certain 503.
+   * Returns whether any replica can be picked.
+   */
+  refresh(): boolean {
+    const list = this.list;
+    let healthy = 0;
+    for (const r of list) {
+      r.ejected = this.health.isEjected(r.id);
+      if (!r.ejected) healthy++;
+    }
+    const panic = healthy === 0;
+    let available = 0;
+    for (const r of list) {
+      if (panic) r.ejected = false;
+      if (this.cap > 0 && r.inFlight >= this.cap) r.ejected = true;
+      if (!r.ejected) available++;
+    }
+    return available > 0;
+  }
+
+  /**
+   * Calls `onReady` (synchronously when a replica is free now) once the caller may pick from
+   * `replicas` after `refresh()`, or `onFail` when the queue is full, the wait too long, or the
+   * model lost its replicas. Returns a function that withdraws a waiting request.
+   */
+  whenAvailable(onReady: () => void, onFail: (reason: AcquireFailure) => void): (() => void) | undefined {
+    if (this.list.length === 0) {
+      onFail('no_replica');
+      return undefined;
+    }
+    // Earlier waiters go first (this also drops withdrawn ones from the head).
+    if (this.queued > 0) this.wakeWaiters();
+    if (this.queued === 0 && this.refresh()) {
+      onReady();
+      return undefined;
+    }
+    if (this.queued >= this.queueMax) {
+      onFail('queue_full');
+      return undefined;
+    }
+    const waiter: Waiter = { onReady, onFail, timer: undefined, done: false };
+    waiter.timer = setTimeout(() => {
+      if (waiter.done) return;
+      waiter.done = true;
+      onFail('queue_timeout');
+    }, this.queueTimeoutMs);
+    this.waiters.push(waiter);
+    return () => {
+      if (waiter.done) return;
+      waiter.done = true;
+      clearTimeout(waiter.timer);
+    };
+  }
+
+  /** Counts a request in flight on `replica`. */
+  acquire(replica: Replica): void {
+    replica.inFlight++;
+  }
+
+  /** A request on `replica` finished: it may take a waiting one. */
+  release(replica: Replica): void {
+    replica.inFlight--;
+    if (replica.removed) {
+      if (replica.inFlight === 0) replica.close();
+      return;
+    }
+    if (this.waiters.length > this.waiterHead) this.wakeWaiters();
+  }
+
+  /** Closes every connection (shutdown). */
+  close(): void {
+    this.failWaiters('no_replica');
+    for (const replica of this.list) replica.close();
+  }
+
+  private wakeWaiters(): void {
+    while (this.waiterHead < this.waiters.length) {
+      const waiter = this.waiters[this.waiterHead];
+      if (!waiter.done) {
+        if (!this.refresh()) break;
+        waiter.done = true;
+        clearTimeout(waiter.timer);
+        this.shift();
+        // The waiter picks and counts itself in flight before the next one is considered.
+        waiter.onReady();
+        continue;
+      }
+      this.shift();
+    }
+  }
+
+  private shift(): void {
+    this.waiterHead++;
+    if (this.waiterHead > 1024 && this.waiterHead * 2 > this.waiters.length) {
+      this.waiters.splice(0, this.waiterHead);
+      this.waiterHead = 0;
+    } else if (this.waiterHead === this.waiters.length) {
+      this.waiters.length = 0;
+      this.waiterHead = 0;
+    }
+  }
+
+  private failWaiters(reason: AcquireFailure): void {
+    const pending = this.waiters.slice(this.waiterHead);
+    this.waiters.length = 0;
+    this.waiterHead = 0;
+    for (const waiter of pending) {
+      if (waiter.done) continue;
+      waiter.done = true;
+      clearTimeout(waiter.timer);
+      waiter.onFail(reason);
+    }
+  }
+}

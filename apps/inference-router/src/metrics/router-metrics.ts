@@ -1,0 +1,165 @@
+/**
+ * The router's Prometheus series (`gpufleet_router_*`). Per-request series have few labels;
+ * token counters, which carry the key, are updated from the meter's aggregates once per flush,
+ * and replica gauges are read from the pools on scrape.
+ */
+import { createCounter, createGauge, createHistogram, type Counter, type Histogram, type Registry } from '@gpufleet/observability';
+import type { ModelDirectory } from '../deployments/model-directory';
+
+export type Api = 'chat.completions' | 'completions' | 'embeddings' | 'models';
+
+export type AttemptResult = 'ok' | 'connect_error' | 'server_error' | 'unavailable' | 'timeout' | 'cancelled';
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+export class RouterMetrics {
+  private readonly requests: Counter<'api' | 'model' | 'code'>;
+  private readonly duration: Histogram<'api' | 'model'>;
+  private readonly firstByte: Histogram<'api' | 'model'>;
+  private readonly attempts: Counter<'result'>;
+  private readonly retries: Counter<'model'>;
+  private readonly rateLimited: Counter<'model' | 'limit'>;
+  private readonly tokens: Counter<'key' | 'model' | 'deployment' | 'kind'>;
+  private readonly meteredRequests: Counter<'key' | 'model' | 'deployment'>;
+  private readonly estimated: Counter<'key' | 'model' | 'deployment'>;
+  private readonly usageEvents: Counter<'result'>;
+  private readonly redisErrors: Counter<'op'>;
+
+  constructor(registry: Registry, directory: ModelDirectory, keyCount: () => number) {
+    this.requests = createCounter(registry, {
+      name: 'router_requests_total',
+      help: 'OpenAI API requests answered, by API, model and HTTP status.',
+      labelNames: ['api', 'model', 'code'],
+    });
+    this.duration = createHistogram(registry, {
+      name: 'router_request_duration_seconds',
+      help: 'Arrival to last byte of proxied requests.',
+      labelNames: ['api', 'model'],
+      buckets: DURATION_BUCKETS,
+    });
+    this.firstByte = createHistogram(registry, {
+      name: 'router_first_byte_seconds',
+      help: 'Arrival to the first byte of the engine’s answer (time to first token for streams), queueing included.',
+      labelNames: ['api', 'model'],
+      buckets: DURATION_BUCKETS,
+    });
+    this.attempts = createCounter(registry, {
+      name: 'router_upstream_attempts_total',
+      help: 'Attempts to send a request to a replica, by result (ok, connect_error, server_error, unavailable = 503, timeout, cancelled).',
+      labelNames: ['result'],
+    });
+    this.retries = createCounter(registry, { name: 'router_retries_total', help: 'Requests retried on another replica.', labelNames: ['model'] });
+    this.rateLimited = createCounter(registry, {
+      name: 'router_rate_limited_total',
+      help: 'Requests refused with 429, by the limit hit (requests or tokens per minute).',
+      labelNames: ['model', 'limit'],
+    });
+    this.tokens = createCounter(registry, {
+      name: 'router_tokens_total',
+      help: 'Tokens metered, by API key, model, deployment and kind (prompt, cached, completion).',
+      labelNames: ['key', 'model', 'deployment', 'kind'],
+    });
+    this.meteredRequests = createCounter(registry, {
+      name: 'router_metered_requests_total',
+      help: 'Requests metered, by API key, model and deployment.',
+      labelNames: ['key', 'model', 'deployment'],
+    });
+    this.estimated = createCounter(registry, {
+      name: 'router_estimated_usage_total',
+      help: 'Metered requests whose engine reported no usage, so the router estimated their tokens.',
+      labelNames: ['key', 'model', 'deployment'],
+    });
+    this.usageEvents = createCounter(registry, {
+      name: 'router_usage_records_total',
+      help: 'Usage records sent in NATS usage events, by result (published, failed).',
+      labelNames: ['result'],
+    });
+    this.redisErrors = createCounter(registry, { name: 'router_redis_errors_total', help: 'Redis commands that failed, by use.', labelNames: ['op'] });
+
+    createGauge(registry, {
+      name: 'router_replicas_ready',
+      help: 'Ready replicas per model, from the deployments store.',
+      labelNames: ['model'],
+      collect() {
+        this.reset();
+        for (const pool of directory.allPools) this.set({ model: pool.model }, pool.readyCount);
+      },
+    });
+    createGauge(registry, {
+      name: 'router_replica_in_flight',
+      help: 'Requests this router has in flight per replica.',
+      labelNames: ['model', 'replica'],
+      collect() {
+        this.reset();
+        for (const pool of directory.allPools) for (const r of pool.replicas) this.set({ model: pool.model, replica: r.id }, r.inFlight);
+      },
+    });
+    createGauge(registry, {
+      name: 'router_replica_ejected',
+      help: '1 while passive health keeps a replica out of rotation.',
+      labelNames: ['model', 'replica'],
+      collect() {
+        this.reset();
+        for (const pool of directory.allPools) for (const r of pool.replicas) this.set({ model: pool.model, replica: r.id }, pool.health.isEjected(r.id) ? 1 : 0);
+      },
+    });
+    createGauge(registry, {
+      name: 'router_queue_depth',
+      help: 'Requests waiting for a replica below MAX_INFLIGHT_PER_REPLICA, per model.',
+      labelNames: ['model'],
+      collect() {
+        this.reset();
+        for (const pool of directory.allPools) this.set({ model: pool.model }, pool.queued);
+      },
+    });
+    createGauge(registry, {
+      name: 'router_api_keys',
+      help: 'API keys this router replica knows (revoked ones included).',
+      collect() {
+        this.set(keyCount());
+      },
+    });
+  }
+
+  request(api: Api, model: string, code: number): void {
+    this.requests.inc({ api, model, code: String(code) });
+  }
+
+  proxied(api: Api, model: string, seconds: number, firstByteSeconds: number | undefined): void {
+    this.duration.observe({ api, model }, seconds);
+    if (firstByteSeconds !== undefined) this.firstByte.observe({ api, model }, firstByteSeconds);
+  }
+
+  attempt(result: AttemptResult): void {
+    this.attempts.inc({ result });
+  }
+
+  retry(model: string): void {
+    this.retries.inc({ model });
+  }
+
+  limited(model: string, limit: string): void {
+    this.rateLimited.inc({ model, limit });
+  }
+
+  metered(key: string, model: string, deployment: string, counts: Readonly<Record<string, number>>): void {
+    const labels = { key, model, deployment };
+    this.meteredRequests.inc(labels, counts.requests ?? 0);
+    if (counts.estimated_requests) this.estimated.inc(labels, counts.estimated_requests);
+    this.tokens.inc({ ...labels, kind: 'prompt' }, counts.prompt_tokens ?? 0);
+    this.tokens.inc({ ...labels, kind: 'cached' }, counts.cached_tokens ?? 0);
+    this.tokens.inc({ ...labels, kind: 'completion' }, counts.completion_tokens ?? 0);
+  }
+
+  usageEventPublished(records: number): void {
+    this.usageEvents.inc({ result: 'published' }, records);
+  }
+
+  usageEventFailed(records: number): void {
+    this.usageEvents.inc({ result: 'failed' }, records);
+  }
+
+  redisError(op: string): void {
+    this.redisErrors.inc({ op });
+  }
+}

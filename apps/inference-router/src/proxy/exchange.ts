@@ -1,0 +1,571 @@
+/**
+ * One proxied inference request, from its validated body to its last byte: scope and model
+ * checks, the rate limit, the wait for a replica, attempts (retried on another replica only
+ * before the engine's first byte), the relay with backpressure, timeouts, client disconnects,
+ * passive health, metering and the rate-limit settlement.
+ */
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { UsageRecord } from '@gpufleet/contracts';
+import { ApiError, modelNotFound, rateLimited, serviceUnavailable } from '@gpufleet/openai-protocol';
+import { authorize, RetryPlan, type AttemptOutcome, type RateLimitResult } from '@gpufleet/routing-core';
+import type { RouterConfig } from '../config';
+import type { ModelDirectory } from '../deployments/model-directory';
+import type { Replica, ReplicaPool, AcquireFailure } from '../deployments/replica-pool';
+import type { KeyRegistry, Principal } from '../keys/key-registry';
+import { RateLimitUnavailableError, type RateLimiter } from '../limits/rate-limiter';
+import type { UsageMeter } from '../metering/usage-meter';
+import { BodyTail, completionBudget, estimateCompletionTokens, estimatePromptTokens, type TokenUsage } from '../metering/usage';
+import type { AttemptResult, RouterMetrics } from '../metrics/router-metrics';
+import type { Logger } from '@gpufleet/observability';
+import { forbiddenModel, gatewayTimeout, HOP_BY_HOP, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
+import { promptText, type InferenceApi, type InferenceRequest } from './inference-request';
+import { SseRelay } from './sse-relay';
+
+/** What every exchange shares: built once by the server. */
+export interface RouterContext {
+  readonly config: RouterConfig;
+  readonly directory: ModelDirectory;
+  readonly keys: KeyRegistry;
+  readonly limiter: RateLimiter;
+  readonly meter: UsageMeter;
+  readonly metrics: RouterMetrics;
+  readonly logger: Logger;
+  readonly cacheAware: boolean;
+  readonly requestTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  /** The exchange is over (for draining). */
+  readonly onDone: () => void;
+}
+
+const PATHS: Readonly<Record<InferenceApi, string>> = {
+  'chat.completions': '/v1/chat/completions',
+  completions: '/v1/completions',
+  embeddings: '/v1/embeddings',
+};
+
+/** Bytes of an engine's error body kept for the 502 message. */
+const ERROR_BODY_BYTES = 4096;
+
+function outcomeOf(result: AttemptResult): AttemptOutcome {
+  switch (result) {
+    case 'ok':
+      return 'ok';
+    case 'connect_error':
+      return 'connect_error';
+    case 'cancelled':
+      return 'cancelled';
+    default:
+      return 'server_error';
+  }
+}
+
+/** The message of an engine's error body, whatever its shape, or its first characters. */
+function engineMessage(body: string): string {
+  try {
+    const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
+    const message = typeof json.error === 'object' ? json.error?.message : (json.error ?? json.message ?? json.detail);
+    if (typeof message === 'string' && message) return message;
+  } catch {
+    // not JSON
+  }
+  const text = body.trim().replace(/\s+/g, ' ');
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text || '(empty body)';
+}
+
+export class Exchange {
+  private finished = false;
+  private pool: ReplicaPool | undefined;
+  private request: InferenceRequest | undefined;
+  private plan: RetryPlan | undefined;
+  /** The replica the current attempt holds (counted in flight). */
+  private held: Replica | undefined;
+  private lastReplica: Replica | undefined;
+  private upReq: ClientRequest | undefined;
+  private upRes: IncomingMessage | undefined;
+  private relay: SseRelay | undefined;
+  private tail: BodyTail | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private connectTimer: NodeJS.Timeout | undefined;
+  private withdraw: (() => void) | undefined;
+  private reservedTokens = 0;
+  private rateStanding: RateLimitResult | undefined;
+  private firstByteAt = 0;
+  private paused = false;
+  private resent = false;
+  private lastFailureWasUnavailable = false;
+
+  constructor(
+    private readonly ctx: RouterContext,
+    private readonly api: InferenceApi,
+    private readonly res: ServerResponse,
+    private readonly principal: Principal,
+    private readonly requestId: string,
+    private readonly startedAt: number,
+    private readonly startedWallMs: number,
+  ) {
+    res.once('close', () => this.onClientClose());
+    this.timer = setTimeout(() => this.onTimeout(), ctx.requestTimeoutMs);
+  }
+
+  /** Runs the request once its body is read and validated. */
+  start(request: InferenceRequest): void {
+    if (this.finished) return;
+    this.request = request;
+    const { model } = request;
+    const key = this.principal.key;
+    if (key !== undefined) {
+      const verdict = authorize(key, model, Date.now());
+      if (!verdict.ok) {
+        this.fail(verdict.reason === 'forbidden_model' ? forbiddenModel(verdict.message) : new ApiError(401, 'authentication_error', `${verdict.message}.`, null, 'invalid_api_key'));
+        return;
+      }
+    }
+    const pool = this.ctx.directory.pool(model);
+    if (pool === undefined) {
+      this.fail(modelNotFound(model, this.visibleModels()));
+      return;
+    }
+    this.pool = pool;
+    if (pool.readyCount === 0) {
+      this.fail(this.noReplica(pool), { 'retry-after': '5' });
+      return;
+    }
+    const limits = key?.limits;
+    if (limits === undefined) {
+      this.route();
+      return;
+    }
+    const tokens = limits.tokensPerMinute
+      ? estimatePromptTokens(request.parsed) + completionBudget(request.parsed, this.ctx.config.RATE_LIMIT_DEFAULT_COMPLETION_TOKENS)
+      : 0;
+    this.ctx.limiter.check(this.principal.keyId, model, limits, tokens).then(
+      (result) => this.afterRateLimit(result, tokens),
+      (err: unknown) => this.rateLimitUnavailable(err),
+    );
+  }
+
+  /** Fails the exchange from outside (bad body, draining). */
+  reject(error: ApiError, headers?: OutgoingHttpHeaders): void {
+    this.fail(error, headers);
+  }
+
+  // ---------------------------------------------------------------- admission
+
+  private visibleModels(): string[] {
+    const key = this.principal.key;
+    const all = this.ctx.directory.models;
+    if (key === undefined || key.models === '*') return [...all];
+    const allowed = key.models;
+    return all.filter((m) => allowed.includes(m));
+  }
+
+  private noReplica(pool: ReplicaPool): ApiError {
+    const deployments = pool.deployments.join(', ');
+    return serviceUnavailable(
+      `No ready replica of model \`${pool.model}\`: deployment ${deployments} has ${pool.readyCount} of ${pool.desired} replicas ready; retry shortly.`,
+    );
+  }
+
+  private afterRateLimit(result: RateLimitResult, tokens: number): void {
+    // An allowed check reserved `tokens`: settled when the request ends, or at once if it did.
+    if (result.allowed) this.reservedTokens = tokens;
+    if (this.finished) {
+      if (this.reservedTokens > 0) this.settle(0);
+      return;
+    }
+    this.rateStanding = result;
+    if (result.allowed) {
+      this.route();
+      return;
+    }
+    const model = this.request?.model ?? '';
+    this.ctx.metrics.limited(model, result.limitedBy);
+    const key = this.principal.key;
+    if (result.reason === 'exceeds_limit') {
+      const limit = key?.limits?.tokensPerMinute ?? 0;
+      this.fail(
+        new ApiError(
+          429,
+          'rate_limit_error',
+          `This request needs more tokens than API key ${this.principal.keyId} may use per minute on \`${model}\` (limit ${limit}); lower max_tokens or shorten the prompt.`,
+          null,
+          'tokens_exceed_limit',
+        ),
+        this.rateHeaders(),
+      );
+      return;
+    }
+    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    const limit = result.limitedBy === 'requests' ? `${key?.limits?.requestsPerMinute} requests` : `${key?.limits?.tokensPerMinute} tokens`;
+    const error = rateLimited(`Rate limit of API key ${this.principal.keyId} on \`${model}\` reached (${limit} per minute); retry in ${seconds} s.`);
+    this.fail(error, { ...this.rateHeaders(), 'retry-after': String(seconds) });
+  }
+
+  private rateLimitUnavailable(err: unknown): void {
+    if (this.finished) return;
+    this.ctx.metrics.redisError('rate_limit');
+    if (!(err instanceof RateLimitUnavailableError)) this.ctx.logger.error({ err }, `rate limit check failed: ${(err as Error).message}`);
+    if (this.ctx.config.RATE_LIMIT_FAIL_OPEN) {
+      if (this.ctx.limiter.shouldLogUnavailable()) {
+        this.ctx.logger.warn({ err: (err as Error).message }, `rate limits not checked: ${(err as Error).message}; RATE_LIMIT_FAIL_OPEN lets requests through (logged at most every 10 s)`);
+      }
+      this.route();
+      return;
+    }
+    this.fail(serviceUnavailable('Rate limits cannot be checked right now (Redis unavailable); retry shortly.'), { 'retry-after': '1' });
+  }
+
+  private rateHeaders(): OutgoingHttpHeaders {
+    const standing = this.rateStanding;
+    const headers: OutgoingHttpHeaders = {};
+    if (standing?.requests) {
+      headers['x-ratelimit-remaining-requests'] = String(standing.requests.remaining);
+      headers['x-ratelimit-reset-requests'] = `${Math.ceil(standing.requests.resetMs / 1000)}s`;
+    }
+    if (standing?.tokens) {
+      headers['x-ratelimit-remaining-tokens'] = String(standing.tokens.remaining);
+      headers['x-ratelimit-reset-tokens'] = `${Math.ceil(standing.tokens.resetMs / 1000)}s`;
+    }
+    return headers;
+  }
+
+  // ---------------------------------------------------------------- routing and attempts
+
+  private route(): void {
+    const request = this.request as InferenceRequest;
+    const pool = this.pool as ReplicaPool;
+    const sessionHeader = this.res.req.headers[this.ctx.config.SESSION_HEADER];
+    const sessionKey = typeof sessionHeader === 'string' && sessionHeader !== '' ? sessionHeader : 'user' in request.parsed ? request.parsed.user : undefined;
+    this.plan = new RetryPlan(
+      pool.policy,
+      { model: request.model, text: this.ctx.cacheAware ? promptText(request.parsed) : '', sessionKey },
+      { maxAttempts: this.ctx.config.RETRY_MAX_ATTEMPTS },
+    );
+    this.withdraw = pool.whenAvailable(
+      () => this.firstAttempt(),
+      (reason) => this.noCapacity(reason),
+    );
+  }
+
+  private noCapacity(reason: AcquireFailure): void {
+    this.withdraw = undefined;
+    const pool = this.pool as ReplicaPool;
+    if (reason === 'no_replica') this.fail(this.noReplica(pool), { 'retry-after': '5' });
+    else if (reason === 'queue_full') {
+      this.fail(serviceUnavailable(`Every replica of \`${pool.model}\` is busy and ${pool.queued} requests are waiting already; retry shortly.`), { 'retry-after': '1' });
+    } else {
+      this.fail(
+        serviceUnavailable(`Every replica of \`${pool.model}\` stayed busy for ${this.ctx.config.QUEUE_TIMEOUT_S} s (QUEUE_TIMEOUT_S); retry shortly.`),
+        { 'retry-after': '1' },
+      );
+    }
+  }
+
+  private firstAttempt(): void {
+    this.withdraw = undefined;
+    if (this.finished) return;
+    const pool = this.pool as ReplicaPool;
+    const replica = this.plan?.first(pool.replicas) as Replica | undefined;
+    if (replica === undefined) {
+      this.fail(this.noReplica(pool), { 'retry-after': '5' });
+      return;
+    }
+    this.send(replica);
+  }
+
+  private send(replica: Replica): void {
+    const request = this.request as InferenceRequest;
+    (this.pool as ReplicaPool).acquire(replica);
+    this.held = replica;
+    this.lastReplica = replica;
+    this.upRes = undefined;
+    const headers: OutgoingHttpHeaders = {
+      'content-type': 'application/json',
+      'content-length': request.upstreamBody.length,
+      accept: request.stream ? 'text/event-stream' : 'application/json',
+      'x-request-id': this.requestId,
+    };
+    const apiKey = this.ctx.config.UPSTREAM_API_KEY;
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    const traceparent = this.res.req.headers.traceparent;
+    if (typeof traceparent === 'string') headers.traceparent = traceparent;
+    const upReq = replica.request({ method: 'POST', path: PATHS[this.api], headers }, (upRes) => this.onResponse(upReq, upRes));
+    this.upReq = upReq;
+    upReq.on('error', (err) => this.onUpstreamError(upReq, err));
+    upReq.once('socket', (socket: Socket) => {
+      if (!socket.connecting) return;
+      this.connectTimer = setTimeout(() => upReq.destroy(new Error(`no connection within ${this.ctx.config.CONNECT_TIMEOUT_S} s (CONNECT_TIMEOUT_S)`)), this.ctx.connectTimeoutMs);
+      socket.once('connect', () => this.clearConnectTimer());
+    });
+    upReq.end(request.upstreamBody);
+  }
+
+  private clearConnectTimer(): void {
+    if (this.connectTimer !== undefined) {
+      clearTimeout(this.connectTimer);
+      this.connectTimer = undefined;
+    }
+  }
+
+  /** Gives the held replica back, counting how its attempt ended. */
+  private releaseReplica(result: AttemptResult): void {
+    const replica = this.held;
+    if (replica === undefined) return;
+    this.held = undefined;
+    this.clearConnectTimer();
+    const pool = this.pool as ReplicaPool;
+    pool.health.record(replica.id, outcomeOf(result));
+    this.ctx.metrics.attempt(result);
+    pool.release(replica);
+  }
+
+  private onUpstreamError(upReq: ClientRequest, err: NodeJS.ErrnoException): void {
+    if (this.finished || upReq !== this.upReq) return;
+    // After the response started, its 'close' handler deals with the failure.
+    if (this.upRes !== undefined) return;
+    const replica = this.held;
+    if (replica !== undefined && upReq.reusedSocket && err.code === 'ECONNRESET' && !this.resent) {
+      // The engine closed an idle keep-alive connection as we reused it: nothing reached it, and
+      // the replica is fine. Send again on a fresh connection to the same replica, once.
+      this.resent = true;
+      this.held = undefined;
+      this.clearConnectTimer();
+      (this.pool as ReplicaPool).release(replica);
+      this.send(replica);
+      return;
+    }
+    this.attemptFailed('connect_error', `${replica?.id ?? 'replica'}: ${err.message}`, true);
+  }
+
+  /** An attempt failed before anything was relayed; retry elsewhere when allowed. */
+  private attemptFailed(result: AttemptResult, message: string, retriable: boolean): void {
+    const replica = this.held as Replica;
+    this.releaseReplica(result);
+    this.upReq = undefined;
+    this.upRes = undefined;
+    this.lastFailureWasUnavailable = result === 'unavailable';
+    const pool = this.pool as ReplicaPool;
+    if (retriable && this.plan !== undefined) {
+      pool.refresh();
+      const decision = this.plan.afterFailure({ replicaId: replica.id, afterFirstByte: false }, pool.replicas);
+      if (decision.retry) {
+        this.ctx.metrics.retry(pool.model);
+        this.send(decision.replica as Replica);
+        return;
+      }
+    }
+    const attempts = this.plan?.attempts ?? 1;
+    const tried = attempts > 1 ? ` (tried ${attempts} replicas)` : '';
+    if (this.lastFailureWasUnavailable) {
+      this.fail(serviceUnavailable(`No replica of \`${pool.model}\` could take the request${tried}; last: ${message}`), { 'retry-after': '1' });
+    } else {
+      this.fail(upstreamFailed(`The model server failed${tried}: ${message}`));
+    }
+  }
+
+  private onResponse(upReq: ClientRequest, upRes: IncomingMessage): void {
+    if (this.finished || upReq !== this.upReq) {
+      upRes.resume();
+      return;
+    }
+    this.clearConnectTimer();
+    this.firstByteAt = performance.now();
+    const status = upRes.statusCode ?? 502;
+    const replica = (this.held as Replica).id;
+    if (status >= 500) {
+      // Nothing has gone to the client: a 503 (loading, draining, overloaded) is retried on
+      // another replica; other 5xx become a 502 that quotes the engine.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      upRes.on('data', (chunk: Buffer) => {
+        if (size < ERROR_BODY_BYTES) chunks.push(chunk);
+        size += chunk.length;
+      });
+      const done = (): void => {
+        if (this.finished || upReq !== this.upReq) return;
+        const message = `${replica} answered ${status}: ${engineMessage(Buffer.concat(chunks).toString('utf8', 0, Math.min(size, ERROR_BODY_BYTES)))}`;
+        if (status === 503) this.attemptFailed('unavailable', message, true);
+        else this.attemptFailed('server_error', message, false);
+      };
+      upRes.once('end', done);
+      upRes.once('close', done);
+      return;
+    }
+    this.relayResponse(upRes, status);
+  }
+
+  private relayResponse(upRes: IncomingMessage, status: number): void {
+    const request = this.request as InferenceRequest;
+    this.upRes = upRes;
+    const headers: OutgoingHttpHeaders = upRes.headers;
+    for (const name of HOP_BY_HOP) delete headers[name];
+    const contentType = upRes.headers['content-type'];
+    const sse = request.stream && typeof contentType === 'string' && contentType.startsWith('text/event-stream');
+    if (sse) {
+      this.relay = new SseRelay(request.clientWantsUsage);
+      delete headers['content-length'];
+    } else if (status < 300) {
+      this.tail = new BodyTail();
+    }
+    if (this.rateStanding !== undefined) Object.assign(headers, this.rateHeaders());
+    headers['x-request-id'] = this.requestId;
+    this.res.writeHead(status, headers);
+    // Headers go out with the first body bytes, so time to first byte stays the engine's.
+    upRes.on('data', (chunk: Buffer) => this.onData(upRes, chunk));
+    upRes.once('end', () => this.onEnd(upRes));
+    upRes.once('close', () => this.onUpstreamClose(upRes));
+    upRes.on('error', () => undefined); // reported through 'close' with complete=false
+  }
+
+  private onData(upRes: IncomingMessage, chunk: Buffer): void {
+    if (this.finished) return;
+    let out = chunk;
+    if (this.relay !== undefined) out = this.relay.push(chunk);
+    else this.tail?.push(chunk);
+    if (out.length === 0) return;
+    if (!this.res.write(out) && !this.paused) {
+      this.paused = true;
+      upRes.pause();
+      this.res.once('drain', () => {
+        this.paused = false;
+        if (!this.finished) upRes.resume();
+      });
+    }
+  }
+
+  private onEnd(upRes: IncomingMessage): void {
+    if (this.finished || upRes !== this.upRes) return;
+    const rest = this.relay?.end();
+    if (rest !== undefined && rest.length > 0) this.res.end(rest);
+    else this.res.end();
+    this.complete('ok');
+  }
+
+  private onUpstreamClose(upRes: IncomingMessage): void {
+    if (this.finished || upRes !== this.upRes || upRes.complete) return;
+    // The engine went away mid-answer: what the client has cannot be taken back, so no retry.
+    const message = `${this.held?.id ?? 'replica'} closed the connection mid-answer`;
+    this.ctx.logger.warn({ requestId: this.requestId, replica: this.held?.id }, message);
+    this.abortClient(upstreamFailed(`The model server failed: ${message}.`));
+    this.complete('connect_error');
+  }
+
+  /** Ends a response that has started: an error event for a stream, a cut connection otherwise. */
+  private abortClient(error: ApiError): void {
+    if (this.res.writableEnded) return;
+    if (this.relay !== undefined) this.res.end(streamErrorEvent(error));
+    else this.res.destroy();
+  }
+
+  // ---------------------------------------------------------------- endings
+
+  private onClientClose(): void {
+    if (this.finished || this.res.writableFinished) return;
+    // The client went away: stop the engine's work too.
+    this.upReq?.destroy();
+    this.withdraw?.();
+    this.complete('cancelled');
+  }
+
+  private onTimeout(): void {
+    this.timer = undefined;
+    if (this.finished) return;
+    const seconds = this.ctx.config.REQUEST_TIMEOUT_S;
+    this.withdraw?.();
+    this.upReq?.destroy();
+    if (!this.res.headersSent) {
+      this.releaseReplica('timeout');
+      this.fail(gatewayTimeout(`The model server did not answer within ${seconds} s (REQUEST_TIMEOUT_S).`));
+      return;
+    }
+    this.abortClient(gatewayTimeout(`The answer took longer than ${seconds} s (REQUEST_TIMEOUT_S).`));
+    this.complete('timeout');
+  }
+
+  /** Answers an error (or ends a started stream with one) and finishes. */
+  private fail(error: ApiError, headers?: OutgoingHttpHeaders): void {
+    if (this.finished) return;
+    this.releaseReplica('cancelled');
+    const extra: OutgoingHttpHeaders = { 'x-request-id': this.requestId };
+    if (headers) Object.assign(extra, headers);
+    if (!this.res.headersSent && !this.res.destroyed) sendError(this.res, error, extra);
+    if (this.reservedTokens > 0) this.settle(0);
+    this.finish(error.status);
+  }
+
+  /** The relay ended (or was cut): count, meter, settle. */
+  private complete(result: AttemptResult): void {
+    if (this.finished) return;
+    const status = this.upRes?.statusCode;
+    this.releaseReplica(result);
+    if (status !== undefined) this.meter(status, result);
+    else if (this.reservedTokens > 0) this.settle(0);
+    this.finish(result === 'cancelled' ? 499 : (status ?? 502));
+  }
+
+  private finish(status: number): void {
+    this.finished = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.clearConnectTimer();
+    this.ctx.metrics.request(this.api, this.pool?.model ?? '', status);
+    this.ctx.onDone();
+  }
+
+  private meter(status: number, result: AttemptResult): void {
+    const request = this.request as InferenceRequest;
+    const replica = this.lastReplica as Replica;
+    const now = performance.now();
+    let usage: TokenUsage | undefined;
+    let estimated = false;
+    if (status < 300) {
+      usage = this.relay?.usage ?? this.tail?.usage();
+      if (usage === undefined) {
+        estimated = true;
+        usage = { promptTokens: estimatePromptTokens(request.parsed), cachedTokens: 0, completionTokens: this.estimateCompletion() };
+      }
+    }
+    const record: UsageRecord = {
+      requestId: this.requestId,
+      keyId: this.principal.keyId,
+      model: request.model,
+      deployment: replica.deployment,
+      replica: replica.id,
+      api: this.api,
+      promptTokens: usage?.promptTokens ?? 0,
+      cachedTokens: usage?.cachedTokens ?? 0,
+      completionTokens: usage?.completionTokens ?? 0,
+      estimated,
+      status: result === 'cancelled' ? 499 : status,
+      stream: request.stream,
+      startedAt: new Date(this.startedWallMs),
+      durationMs: now - this.startedAt,
+      firstByteMs: this.firstByteAt > 0 ? this.firstByteAt - this.startedAt : 0,
+    };
+    this.ctx.meter.record(record);
+    this.ctx.metrics.proxied(this.api, request.model, (now - this.startedAt) / 1000, this.firstByteAt > 0 ? (this.firstByteAt - this.startedAt) / 1000 : undefined);
+    if (this.reservedTokens > 0) this.settle(record.promptTokens + record.completionTokens);
+  }
+
+  private estimateCompletion(): number {
+    const request = this.request as InferenceRequest;
+    if (this.api === 'embeddings') return 0;
+    if (this.relay !== undefined) {
+      // One content event per token, less the role event each chat choice starts with.
+      const choices = 'n' in request.parsed ? request.parsed.n : 1;
+      return Math.max(0, this.relay.contentEvents - (this.api === 'chat.completions' ? choices : 0));
+    }
+    return this.tail === undefined ? 0 : estimateCompletionTokens(this.tail);
+  }
+
+  private settle(usedTokens: number): void {
+    const reserved = this.reservedTokens;
+    this.reservedTokens = 0;
+    const key = this.principal.key;
+    const model = this.request?.model ?? '';
+    this.ctx.limiter.settle(this.principal.keyId, model, key?.limits, reserved, usedTokens).catch((err: unknown) => {
+      this.ctx.metrics.redisError('rate_limit_settle');
+      this.ctx.logger.debug({ err }, `rate limit settlement failed: ${(err as Error).message}`);
+    });
+  }
+}
