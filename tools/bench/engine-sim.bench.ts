@@ -9,18 +9,13 @@
 // process that reads the request body and answers a fixed JSON body of about the same size as
 // a chat completion. The ratio engine-sim / baseline says how much of the machine's HTTP
 // capacity the simulator keeps; the client is the same for both, so it cancels out.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { Agent, request } from 'node:http';
-import { join, resolve } from 'node:path';
-import { freePort, waitFor } from '@gpufleet/process-kit';
+import { join } from 'node:path';
+import { freePort } from '@gpufleet/process-kit';
+import { drive, REPO_ROOT, RESULT_HEADER, row, startProcess, type LoadOptions, type Result } from './support/http-load';
 
-const REPO_ROOT = resolve(__dirname, '../..');
 const MODEL = 'bench/sim-model';
 
-interface Options {
-  durationS: number;
-  warmupS: number;
-  concurrency: number;
+interface Options extends LoadOptions {
   maxTokens: number;
 }
 
@@ -71,130 +66,6 @@ server.listen(Number(process.argv[1]), '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));
 `;
 
-interface Started {
-  child: ChildProcess;
-  base: string;
-  stop(): Promise<void>;
-}
-
-async function startProcess(name: string, args: string[], port: number, readyPath: string): Promise<Started> {
-  let output = '';
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
-  child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(
-    `${name} on ${base}${readyPath}`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${output}`);
-      const res = await fetch(`${base}${readyPath}`).catch(() => undefined);
-      return res?.status === 200 || undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 100 },
-  );
-  return {
-    child,
-    base,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(killer);
-          done();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-// ---------------------------------------------------------------- client
-
-interface Result {
-  name: string;
-  requests: number;
-  errors: number;
-  seconds: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function once(agent: Agent, base: URL, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolveOnce, reject) => {
-    const req = request(
-      {
-        agent,
-        host: base.hostname,
-        port: base.port,
-        method: 'POST',
-        path: '/v1/chat/completions',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolveOnce({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Drives `base` with `concurrency` closed-loop workers for warm-up, then `durationS` measured. */
-async function drive(name: string, base: string, payload: unknown, options: Options, check: (text: string) => boolean): Promise<Result> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
-  const url = new URL(base);
-  const body = JSON.stringify(payload);
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
-  let requests = 0;
-
-  const worker = async (): Promise<void> => {
-    while (!stop) {
-      const started = performance.now();
-      try {
-        const { status, text } = await once(agent, url, body);
-        if (!measuring) continue;
-        if (status !== 200 || !check(text)) errors++;
-        else {
-          requests++;
-          latencies.push(performance.now() - started);
-        }
-      } catch {
-        if (measuring) errors++;
-      }
-    }
-  };
-
-  const workers = Array.from({ length: options.concurrency }, () => worker());
-  await new Promise((r) => setTimeout(r, options.warmupS * 1000));
-  measuring = true;
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, options.durationS * 1000));
-  measuring = false;
-  const seconds = (performance.now() - t0) / 1000;
-  stop = true;
-  await Promise.all(workers);
-  agent.destroy();
-  const sorted = Float64Array.from(latencies).sort();
-  return { name, requests, errors, seconds, rps: requests / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-}
-
-function row(r: Result): string {
-  return `| ${r.name} | ${r.requests} | ${r.errors} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`;
-}
-
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
   console.log(
@@ -215,7 +86,7 @@ export async function run(args: string[]): Promise<void> {
   const isStream = (text: string): boolean => text.endsWith('data: [DONE]\n\n') && text.includes('"usage":{');
 
   const baselinePort = await freePort();
-  const baseline = await startProcess('baseline http server', ['-e', BASELINE_SERVER, String(baselinePort)], baselinePort, '/');
+  const baseline = await startProcess('baseline http server', process.execPath, ['-e', BASELINE_SERVER, String(baselinePort)], `http://127.0.0.1:${baselinePort}`, '/');
   let baselineResult: Result;
   try {
     baselineResult = await drive('baseline: minimal Node http server, fixed JSON', baseline.base, chat, options, isCompletion);
@@ -226,12 +97,13 @@ export async function run(args: string[]): Promise<void> {
   const port = await freePort();
   const engine = await startProcess(
     'engine-sim',
+    process.execPath,
     [
       '-r', 'reflect-metadata', '-r', '@swc-node/register', join(REPO_ROOT, 'apps/engine-sim/src/main.ts'),
       '--model', MODEL, '--port', String(port), '--host', '127.0.0.1', '--replica-name', 'bench',
       '--itl-ms', '0', '--prefill-us-per-token', '0', '--max-num-seqs', '1024',
     ],
-    port,
+    `http://127.0.0.1:${port}`,
     '/readyz',
   );
   let plain: Result;
@@ -250,8 +122,7 @@ export async function run(args: string[]): Promise<void> {
   }
 
   console.log('');
-  console.log('| phase | requests | errors | requests/s | p50 ms | p99 ms |');
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  for (const line of RESULT_HEADER) console.log(line);
   for (const r of [baselineResult, plain, streamed]) console.log(row(r));
   console.log('');
   console.log(`ratio engine-sim / baseline (non-streamed): ${(plain.rps / baselineResult.rps).toFixed(2)}`);
