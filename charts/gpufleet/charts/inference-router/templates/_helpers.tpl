@@ -1,0 +1,236 @@
+{{/* Chart name, or nameOverride. */}}
+{{- define "inference-router.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full resource name: release-chart, unless the release name already contains the chart name. */}}
+{{- define "inference-router.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "inference-router.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "inference-router.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "inference-router.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "inference-router.labels" -}}
+helm.sh/chart: {{ include "inference-router.chart" . }}
+{{ include "inference-router.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: gpufleet
+app.kubernetes.io/component: gateway
+{{- end }}
+
+{{- define "inference-router.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "inference-router.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* registry/repository:tag, each part falling back to global.image and the appVersion. */}}
+{{- define "inference-router.image" -}}
+{{- $registry := .Values.image.registry | default .Values.global.image.registry -}}
+{{- $tag := .Values.image.tag | default .Values.global.image.tag | default .Chart.AppVersion -}}
+{{- if $registry -}}
+{{- printf "%s/%s:%s" (trimSuffix "/" $registry) .Values.image.repository $tag -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end }}
+
+{{- define "inference-router.pullPolicy" -}}
+{{- .Values.image.pullPolicy | default .Values.global.image.pullPolicy | default "IfNotPresent" -}}
+{{- end }}
+
+{{- define "inference-router.imagePullSecrets" -}}
+{{- $secrets := concat (.Values.global.image.pullSecrets | default list) (.Values.imagePullSecrets | default list) | uniq -}}
+{{- if $secrets }}
+imagePullSecrets:
+{{- range $secrets }}
+  - name: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "inference-router.grpcTlsSecret" -}}
+{{- .Values.grpcTls.secretName | default .Values.global.grpcTls.secretName -}}
+{{- end }}
+
+{{/*
+Environment every gpufleet service reads (libs/config sharedConfigFields), from the global
+values. Files (NATS creds/seed, TLS material) are mounted by "inference-router.sharedVolumes".
+*/}}
+{{- define "inference-router.sharedEnv" -}}
+{{- $g := .Values.global -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: K8S_NODE_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: spec.nodeName
+- name: GPUFLEET_CLUSTER
+  value: {{ $g.cluster | quote }}
+- name: NATS_URL
+  value: {{ $g.nats.url | quote }}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | default $g.logLevel | quote }}
+{{- with $g.nats.auth }}
+{{- if .secretName }}
+{{- if .credsKey }}
+- name: NATS_CREDS_FILE
+  value: {{ printf "/etc/gpufleet/nats-auth/%s" .credsKey | quote }}
+{{- end }}
+{{- if .nkeySeedKey }}
+- name: NATS_NKEY_SEED_FILE
+  value: {{ printf "/etc/gpufleet/nats-auth/%s" .nkeySeedKey | quote }}
+{{- end }}
+{{- if .userKey }}
+- name: NATS_USER
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName | quote }}
+      key: {{ .userKey | quote }}
+{{- end }}
+{{- if .passwordKey }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName | quote }}
+      key: {{ .passwordKey | quote }}
+{{- end }}
+{{- if .tokenKey }}
+- name: NATS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName | quote }}
+      key: {{ .tokenKey | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with $g.nats.tls }}
+{{- if .secretName }}
+{{- if .caKey }}
+- name: NATS_TLS_CA_FILE
+  value: {{ printf "/etc/gpufleet/nats-tls/%s" .caKey | quote }}
+{{- end }}
+{{- if and .certKey .keyKey }}
+- name: NATS_TLS_CERT_FILE
+  value: {{ printf "/etc/gpufleet/nats-tls/%s" .certKey | quote }}
+- name: NATS_TLS_KEY_FILE
+  value: {{ printf "/etc/gpufleet/nats-tls/%s" .keyKey | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if include "inference-router.grpcTlsSecret" . }}
+- name: GRPC_TLS_CERT_FILE
+  value: /etc/gpufleet/grpc-tls/tls.crt
+- name: GRPC_TLS_KEY_FILE
+  value: /etc/gpufleet/grpc-tls/tls.key
+{{- if $g.grpcTls.mutual }}
+- name: GRPC_TLS_CA_FILE
+  value: /etc/gpufleet/grpc-tls/ca.crt
+{{- end }}
+{{- end }}
+{{- if $g.adminToken.secretName }}
+- name: GPUFLEET_ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $g.adminToken.secretName | quote }}
+      key: {{ $g.adminToken.key | default "token" | quote }}
+{{- end }}
+{{- if $g.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $g.otel.endpoint | quote }}
+{{- end }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .Values.otelServiceName | default (printf "gpufleet-%s" .Chart.Name) | quote }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "k8s.pod.name=$(POD_NAME),k8s.namespace.name=$(POD_NAMESPACE),k8s.node.name=$(K8S_NODE_NAME),gpufleet.cluster=%s" $g.cluster | quote }}
+{{- end }}
+
+{{/* Volumes for the files named in "inference-router.sharedEnv" (secrets: readable by the pod's group only). */}}
+{{- define "inference-router.sharedVolumes" -}}
+{{- $g := .Values.global -}}
+{{- with $g.nats.auth }}
+{{- if and .secretName (or .credsKey .nkeySeedKey) }}
+- name: nats-auth
+  secret:
+    secretName: {{ .secretName | quote }}
+    defaultMode: 0440
+    items:
+      {{- if .credsKey }}
+      - key: {{ .credsKey | quote }}
+        path: {{ .credsKey | quote }}
+      {{- end }}
+      {{- if .nkeySeedKey }}
+      - key: {{ .nkeySeedKey | quote }}
+        path: {{ .nkeySeedKey | quote }}
+      {{- end }}
+{{- end }}
+{{- end }}
+{{- if $g.nats.tls.secretName }}
+- name: nats-tls
+  secret:
+    secretName: {{ $g.nats.tls.secretName | quote }}
+    defaultMode: 0440
+{{- end }}
+{{- with include "inference-router.grpcTlsSecret" . }}
+- name: grpc-tls
+  secret:
+    secretName: {{ . | quote }}
+    defaultMode: 0440
+{{- end }}
+{{- end }}
+
+{{- define "inference-router.sharedVolumeMounts" -}}
+{{- $g := .Values.global -}}
+{{- if and $g.nats.auth.secretName (or $g.nats.auth.credsKey $g.nats.auth.nkeySeedKey) }}
+- name: nats-auth
+  mountPath: /etc/gpufleet/nats-auth
+  readOnly: true
+{{- end }}
+{{- if $g.nats.tls.secretName }}
+- name: nats-tls
+  mountPath: /etc/gpufleet/nats-tls
+  readOnly: true
+{{- end }}
+{{- if include "inference-router.grpcTlsSecret" . }}
+- name: grpc-tls
+  mountPath: /etc/gpufleet/grpc-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/*
+A number as an environment value: whole numbers without an exponent (values files hold them as
+floats, which print 4194304 as 4.194304e+06), anything else (0.5, "30s") as written.
+*/}}
+{{- define "inference-router.num" -}}
+{{- if and (kindIs "float64" .) (eq (float64 (int64 .)) .) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end }}
