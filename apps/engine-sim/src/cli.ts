@@ -29,6 +29,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--no-enable-prefix-caching': { env: 'ENABLE_PREFIX_CACHING', sets: 'false' },
   '--prefill-us-per-token': { env: 'PREFILL_US_PER_TOKEN' },
   '--itl-ms': { env: 'ITL_MS' },
+  '--kv-transfer-us-per-block': { env: 'KV_TRANSFER_US_PER_BLOCK' },
   '--load-slowdown': { env: 'LOAD_SLOWDOWN' },
   '--latency-jitter': { env: 'LATENCY_JITTER' },
   '--mean-output-len': { env: 'MEAN_OUTPUT_LEN' },
@@ -66,6 +67,8 @@ export const IGNORED_VLLM_FLAGS: Readonly<Record<string, boolean>> = {
   '--pipeline-parallel-size': true,
   '--data-parallel-size': true,
   '--max-num-batched-tokens': true,
+  // The simulator always speaks the NixlConnector protocol of kv_transfer_params.
+  '--kv-transfer-config': true,
   '--uvicorn-log-level': true,
   '--trust-remote-code': false,
   '--enforce-eager': false,

@@ -116,6 +116,11 @@ export const engineSimConfigSchema = defineConfig({
   ENABLE_PREFIX_CACHING: bool({ default: true, desc: 'Reuse cached prompt blocks across requests.' }),
   PREFILL_US_PER_TOKEN: num({ default: 50, min: 0, desc: 'Prefill time per uncached prompt token, in microseconds.' }),
   ITL_MS: num({ default: 10, min: 0, desc: 'Inter-token latency of a lone request, in milliseconds.' }),
+  KV_TRANSFER_US_PER_BLOCK: num({
+    default: 100,
+    min: 0,
+    desc: 'Disaggregated decode (kv_transfer_params.do_remote_prefill): time to pull one KV block of the prompt from the prefill engine, in microseconds.',
+  }),
   LOAD_SLOWDOWN: num({
     default: 0.5,
     min: 0,

@@ -110,12 +110,14 @@ describe('proxying', () => {
     expect(metrics).toMatch(/gpufleet_router_tokens_total\{key="anonymous",model="test\/model",deployment="default.chat",kind="cached"[^}]*\} [1-9]/);
   });
 
-  it('routes a prefill/decode deployment’s requests to its decode replicas', async () => {
-    await h.putDeployment('pd', 'pd/model', [failing.endpoint, sim.endpoint], { roles: 'pd' });
+  it('prefills a prefill/decode deployment’s requests on its prefill replica, then answers from its decode replica', async () => {
+    // One engine in both roles; router.pd.int.spec.ts covers the flow in depth.
+    await h.putDeployment('pd', 'pd/model', [sim.endpoint, sim.endpoint], { roles: 'pd' });
     await h.untilReplicas(router, 'pd/model', 1);
     const res = await post(router.base, '/v1/chat/completions', chat('pd/model', 'decode please'));
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-gpufleet-replica')).toBe(sim.name);
+    expect(res.headers.get('x-gpufleet-prefill-replica')).toBe(sim.name);
+    expect(res.headers.get('x-gpufleet-decode-replica')).toBe(sim.name);
   });
 
   it('aborts the engine’s work when the client goes away mid-stream', async () => {

@@ -6,3 +6,4 @@ export * from './generation';
 export * from './embedding';
 export * from './faults';
 export * from './scheduler';
+export * from './kv-transfer';

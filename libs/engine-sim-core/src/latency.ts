@@ -6,6 +6,7 @@
  *     inter-token     = itlMs × load × jitter            (every token after the first)
  *     load(running)   = 1 + loadSlowdown × (running − 1) / (maxNumSeqs − 1)
  *     jitter          = 1 + latencyJitter × u,  u uniform in [−1, 1) from the seeded generator
+ *     KV transfer     = kvTransferUsPerBlock × blocks pulled / 1000 × jitter   (disaggregated decode)
  *
  * So a lone request sees the configured figures, a full batch (`running = maxNumSeqs`) sees them
  * `1 + loadSlowdown` times slower, and prompt tokens found in the prefix cache cost nothing.
@@ -22,6 +23,8 @@ export interface LatencySettings {
   /** 0-1: relative spread of every duration around its model value. */
   readonly latencyJitter: number;
   readonly maxNumSeqs: number;
+  /** µs to pull one KV block from a remote prefill engine (disaggregated decode); default 0. */
+  readonly kvTransferUsPerBlock?: number;
 }
 
 export class LatencyModel {
@@ -51,6 +54,13 @@ export class LatencyModel {
   interTokenMs(running: number): number {
     if (this.settings.itlMs === 0) return 0;
     return this.settings.itlMs * this.loadFactor(running) * this.jitter();
+  }
+
+  /** ms to pull `blocks` KV blocks from a remote prefill engine; the batch does not slow it. */
+  kvTransferMs(blocks: number): number {
+    const us = this.settings.kvTransferUsPerBlock ?? 0;
+    if (us === 0 || blocks <= 0) return 0;
+    return ((us * blocks) / 1000) * this.jitter();
   }
 
   private jitter(): number {

@@ -202,3 +202,50 @@ describe('EngineScheduler admission', () => {
     expect((events[0] as { token_ids: number[] }).token_ids).toEqual(prompt(32));
   });
 });
+
+describe('EngineScheduler disaggregated decode (KV pulled from a prefill engine)', () => {
+  it('pulls the remote prompt KV at the transfer cost per block instead of prefilling it, computing the last token', () => {
+    const clock = new ManualClock();
+    const scheduler = new EngineScheduler(settings({ itlMs: 0, kvTransferUsPerBlock: 500 }), clock);
+    // 100 tokens = 7 blocks (6 full, 1 partial): 99 pulled, the last one prefilled (0.1 ms).
+    const { rec } = submit(scheduler, clock, { promptTokenIds: prompt(100), outputTokens: 1, granularity: 'final', remoteTokens: 100 });
+    clock.advance(100);
+    expect(rec.result).toMatchObject({ cachedTokens: 0, externalTokens: 99, transferredBlocks: 7, promptTokens: 100 });
+    expect(rec.result!.prefillMs).toBeCloseTo(0.1 + 3.5);
+  });
+
+  it('pulls only what the local prefix cache lacks', () => {
+    const clock = new ManualClock();
+    const scheduler = new EngineScheduler(settings({ itlMs: 0, kvTransferUsPerBlock: 500 }), clock);
+    submit(scheduler, clock, { promptTokenIds: prompt(64), outputTokens: 1, granularity: 'final' });
+    clock.advance(100);
+    // 64 of 100 tokens (4 blocks) are cached here: 35 pulled in 3 blocks, the last token computed.
+    const { rec } = submit(scheduler, clock, { promptTokenIds: prompt(100), outputTokens: 1, granularity: 'final', remoteTokens: 100 });
+    clock.advance(100);
+    expect(rec.result).toMatchObject({ cachedTokens: 64, externalTokens: 35, transferredBlocks: 3 });
+    expect(rec.result!.prefillMs).toBeCloseTo(0.1 + 1.5);
+  });
+
+  it('prefills what the remote blocks do not cover, and stores the pulled full blocks in the prefix cache', () => {
+    const clock = new ManualClock();
+    const events: KvCacheEvent[] = [];
+    const scheduler = new EngineScheduler(settings({ itlMs: 0, kvTransferUsPerBlock: 0 }), clock, (e) => events.push(e));
+    const { rec } = submit(scheduler, clock, { promptTokenIds: prompt(100), outputTokens: 1, granularity: 'final', remoteTokens: 32 });
+    clock.advance(100);
+    expect(rec.result).toMatchObject({ externalTokens: 32, transferredBlocks: 2 });
+    expect(rec.result!.prefillMs).toBeCloseTo(6.8);
+    expect(events).toEqual([expect.objectContaining({ type: 'BlockStored', token_ids: prompt(96) })]);
+    // The next request finds them locally.
+    const again = submit(scheduler, clock, { promptTokenIds: prompt(100), outputTokens: 1, granularity: 'final' });
+    clock.advance(100);
+    expect(again.rec.result).toMatchObject({ cachedTokens: 96, externalTokens: 0 });
+  });
+
+  it('pulls nothing without remote tokens', () => {
+    const clock = new ManualClock();
+    const scheduler = new EngineScheduler(settings({ itlMs: 0, kvTransferUsPerBlock: 500 }), clock);
+    const { rec } = submit(scheduler, clock, { promptTokenIds: prompt(100), outputTokens: 1, granularity: 'final', remoteTokens: 0 });
+    clock.advance(100);
+    expect(rec.result).toMatchObject({ externalTokens: 0, transferredBlocks: 0, prefillMs: 10 });
+  });
+});

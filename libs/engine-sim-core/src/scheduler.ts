@@ -2,8 +2,9 @@
  * The simulated engine's scheduler: at most `maxNumSeqs` requests run at once, the rest wait in
  * arrival order (FCFS, like vLLM's default policy). A request is admitted when a slot is free and
  * the KV cache can hold its blocks (prompt plus planned output); a waiting head that does not fit
- * holds back those behind it. Admitted requests prefill (minus prefix-cache hits) and then emit
- * tokens at the inter-token latency, both slowed by the current batch size (`LatencyModel`).
+ * holds back those behind it. Admitted requests prefill (minus prefix-cache hits, and minus the KV
+ * a disaggregated decode pulls from its prefill engine) and then emit tokens at the inter-token
+ * latency, both slowed by the current batch size (`LatencyModel`).
  *
  * Time comes from a `Clock`, so tests run the whole thing on a `ManualClock`.
  */
@@ -26,6 +27,13 @@ export interface SequenceSpec {
   readonly parallel?: number;
   /** `token`: `onToken` for every token (streaming); `final`: only `onFinish`, with no per-token timers. */
   readonly granularity: 'token' | 'final';
+  /**
+   * Disaggregated decode: leading prompt tokens whose KV a remote prefill engine computed
+   * (`transferableTokens`). Those not in the local prefix cache are pulled, at the latency
+   * model's KV transfer cost per block, instead of prefilled; the last prompt token is still
+   * computed, as in vLLM.
+   */
+  readonly remoteTokens?: number;
 }
 
 export interface AdmissionInfo {
@@ -34,6 +42,10 @@ export interface AdmissionInfo {
   readonly cachedTokens: number;
   /** Prompt tokens looked up in the prefix cache (0 with caching off). */
   readonly queriedTokens: number;
+  /** Prompt tokens pulled from a remote prefill engine (`remoteTokens` less local hits). */
+  readonly externalTokens: number;
+  /** KV blocks pulled from a remote prefill engine. */
+  readonly transferredBlocks: number;
   readonly queuedMs: number;
 }
 
@@ -254,14 +266,26 @@ export class EngineScheduler {
     seq.admittedAt = now;
     this.runningSet.add(seq);
     const promptTokens = seq.spec.promptTokenIds.length;
-    const cachedTokens = allocation.hitBlocks * this.settings.blockSize;
+    const blockSize = this.settings.blockSize;
+    const cachedTokens = allocation.hitBlocks * blockSize;
+    let externalTokens = 0;
+    let transferredBlocks = 0;
+    const remote = seq.spec.remoteTokens;
+    if (remote !== undefined && remote > 0) {
+      // Pull what the local cache lacks; the last prompt token is computed here (it yields the
+      // first output token), so at most promptTokens - 1 come from the remote engine.
+      externalTokens = Math.max(0, Math.min(remote, promptTokens - 1) - cachedTokens);
+      if (externalTokens > 0) transferredBlocks = Math.ceil(Math.min(remote, promptTokens) / blockSize) - allocation.hitBlocks;
+    }
     seq.admitted = {
       promptTokens,
       cachedTokens,
       queriedTokens: this.settings.enablePrefixCaching ? promptTokens : 0,
+      externalTokens,
+      transferredBlocks,
       queuedMs: now - seq.arrivedAt,
     };
-    seq.prefillMs = this.latency.prefillMs(promptTokens - cachedTokens, this.runningSet.size);
+    seq.prefillMs = this.latency.prefillMs(promptTokens - cachedTokens - externalTokens, this.runningSet.size) + this.latency.kvTransferMs(transferredBlocks);
     seq.firstDue = now + seq.prefillMs;
     seq.observer.onAdmitted?.(seq.admitted);
     seq.timer = this.clock.schedule(seq.prefillMs, () => this.step(seq));
@@ -332,6 +356,8 @@ export class EngineScheduler {
       promptTokens: seq.spec.promptTokenIds.length,
       cachedTokens: admitted ? admitted.cachedTokens : 0,
       queriedTokens: admitted ? admitted.queriedTokens : 0,
+      externalTokens: admitted ? admitted.externalTokens : 0,
+      transferredBlocks: admitted ? admitted.transferredBlocks : 0,
       queuedMs: admitted ? admitted.queuedMs : now - seq.arrivedAt,
       outputTokens,
       prefillMs: admitted ? seq.prefillMs : 0,

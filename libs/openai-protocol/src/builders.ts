@@ -14,6 +14,7 @@ import type {
   Embedding,
   EmbeddingList,
   FinishReason,
+  KvTransferParams,
   ModelCard,
   ModelList,
   TokenLogprob,
@@ -180,4 +181,19 @@ export function modelCard(id: string, root: string, created: number, maxModelLen
 
 export function modelList(cards: readonly ModelCard[]): ModelList {
   return { object: 'list', data: [...cards] };
+}
+
+/**
+ * The `kv_transfer_params` a disaggregated-serving proxy sends the prefill engine (vLLM's
+ * `toy_proxy_server.py`): prefill for a remote decode, nothing to pull. A fresh object each call.
+ */
+export function remoteDecodeRequestParams(): KvTransferParams {
+  return {
+    do_remote_decode: true,
+    do_remote_prefill: false,
+    remote_engine_id: null,
+    remote_block_ids: null,
+    remote_host: null,
+    remote_port: null,
+  };
 }

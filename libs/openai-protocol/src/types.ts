@@ -60,6 +60,31 @@ export interface SamplingFields {
   ignore_eos: boolean;
   /** vLLM: no end-of-sequence before this many tokens. */
   min_tokens: number;
+  /** vLLM with a KV connector: which half of a disaggregated prefill/decode request this is. */
+  kv_transfer_params?: KvTransferParams;
+}
+
+/**
+ * vLLM's `kv_transfer_params` as its NixlConnector reads and writes them, in requests and at the
+ * top level of non-streamed responses. A proxy sends the prefill engine `do_remote_decode: true`
+ * (and nulls), takes the object the prefill engine answers with (`do_remote_prefill: true`, the
+ * engine, blocks and side channel to pull them from) and sends it with the request to a decode
+ * engine, which loads the prompt's KV instead of computing it.
+ */
+export interface KvTransferParams {
+  /** Prefill half: compute the prompt's KV and keep it for a remote decode engine to pull. */
+  do_remote_decode: boolean;
+  /** Decode half: a remote prefill engine computed the prompt's KV; load it from there. */
+  do_remote_prefill: boolean;
+  remote_engine_id: string | null;
+  /** The prefill engine's KV blocks of the prompt, in prompt order. */
+  remote_block_ids: number[] | null;
+  remote_host: string | null;
+  remote_port: number | null;
+  /** The prefill engine's request id (NixlConnector version 2 and later). */
+  remote_request_id?: string | null;
+  /** The prefill engine's tensor-parallel size. */
+  tp_size?: number;
 }
 
 export interface ChatCompletionRequest extends SamplingFields {
@@ -130,6 +155,8 @@ export interface ChatCompletion {
   usage: Usage;
   system_fingerprint: null;
   prompt_logprobs: null;
+  /** A prefill engine's answer to `do_remote_decode`: where the decode engine pulls the KV from. */
+  kv_transfer_params?: KvTransferParams | null;
 }
 
 export interface ChatCompletionChunkChoice {
@@ -171,6 +198,8 @@ export interface Completion {
   model: string;
   choices: CompletionChoice[];
   usage?: Usage | null;
+  /** A prefill engine's answer to `do_remote_decode`: where the decode engine pulls the KV from. */
+  kv_transfer_params?: KvTransferParams | null;
 }
 
 export interface Embedding {

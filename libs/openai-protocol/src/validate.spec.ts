@@ -1,5 +1,6 @@
 import { ApiError } from './errors';
-import { parseChatCompletionRequest, parseCompletionRequest, parseEmbeddingRequest, parseJsonBody } from './validate';
+import { remoteDecodeRequestParams } from './builders';
+import { parseChatCompletionRequest, parseCompletionRequest, parseEmbeddingRequest, parseJsonBody, parseKvTransferParams } from './validate';
 
 function errorOf(fn: () => unknown): ApiError {
   try {
@@ -130,6 +131,72 @@ describe('parseEmbeddingRequest', () => {
   it('rejects an unknown encoding format', () => {
     const error = errorOf(() => parseEmbeddingRequest({ model: 'e', input: 'x', encoding_format: 'int8' }));
     expect(error.message).toBe('encoding_format: expected one of float, base64, got "int8"');
+  });
+});
+
+describe('kv_transfer_params (disaggregated prefill/decode)', () => {
+  // What vLLM's NixlConnector answers from a prefill engine (request_finished).
+  const fromPrefill = {
+    do_remote_prefill: true,
+    do_remote_decode: false,
+    remote_block_ids: [4, 9, 12],
+    remote_engine_id: 'prefill-0',
+    remote_request_id: 'chatcmpl-abc',
+    remote_host: '10.0.0.7',
+    remote_port: 5600,
+    tp_size: 2,
+  };
+
+  it('reads the prefill request a proxy sends, and what the prefill engine answers, on chat and completions', () => {
+    expect(parseChatCompletionRequest(chat({ kv_transfer_params: remoteDecodeRequestParams() })).kv_transfer_params).toEqual({
+      do_remote_decode: true,
+      do_remote_prefill: false,
+      remote_engine_id: null,
+      remote_block_ids: null,
+      remote_host: null,
+      remote_port: null,
+    });
+    expect(parseCompletionRequest({ model: 'm', prompt: 'x', kv_transfer_params: fromPrefill }).kv_transfer_params).toEqual(fromPrefill);
+    expect(parseChatCompletionRequest(chat()).kv_transfer_params).toBeUndefined();
+    expect(parseChatCompletionRequest(chat({ kv_transfer_params: null })).kv_transfer_params).toBeUndefined();
+  });
+
+  it.each([
+    ['x', 'kv_transfer_params', 'kv_transfer_params: expected an object, got "x"'],
+    [{ do_remote_decode: 'yes' }, 'kv_transfer_params.do_remote_decode', 'kv_transfer_params.do_remote_decode: expected true or false, got "yes"'],
+    [
+      { do_remote_decode: true, do_remote_prefill: true },
+      'kv_transfer_params',
+      'kv_transfer_params: do_remote_decode and do_remote_prefill cannot both be true: a request is either the prefill half or the decode half',
+    ],
+    [
+      { ...fromPrefill, remote_block_ids: null },
+      'kv_transfer_params.remote_block_ids',
+      'kv_transfer_params.remote_block_ids: expected an array of block ids (integers >= 0) when do_remote_prefill is true, got null',
+    ],
+    [{ ...fromPrefill, remote_block_ids: [1, -2] }, 'kv_transfer_params.remote_block_ids[1]', 'kv_transfer_params.remote_block_ids[1]: expected a block id (integer >= 0), got -2'],
+    [{ ...fromPrefill, remote_engine_id: '' }, 'kv_transfer_params.remote_engine_id', 'kv_transfer_params.remote_engine_id: expected a non-empty string when do_remote_prefill is true, got ""'],
+    [{ ...fromPrefill, remote_host: undefined }, 'kv_transfer_params.remote_host', 'kv_transfer_params.remote_host: expected a non-empty string when do_remote_prefill is true, got nothing'],
+    [{ ...fromPrefill, remote_port: 70000 }, 'kv_transfer_params.remote_port', 'kv_transfer_params.remote_port: expected an integer 1-65535, got 70000'],
+    [{ ...fromPrefill, remote_port: null }, 'kv_transfer_params.remote_port', 'kv_transfer_params.remote_port: expected an integer 1-65535 when do_remote_prefill is true, got null'],
+    [{ ...fromPrefill, remote_request_id: 7 }, 'kv_transfer_params.remote_request_id', 'kv_transfer_params.remote_request_id: expected a string, got 7'],
+    [{ do_remote_decode: true, remote_port: 'p' }, 'kv_transfer_params.remote_port', 'kv_transfer_params.remote_port: expected an integer 1-65535, got "p"'],
+  ])('rejects kv_transfer_params %j naming %s', (params, param, message) => {
+    const error = errorOf(() => parseChatCompletionRequest(chat({ kv_transfer_params: params })));
+    expect(error.status).toBe(400);
+    expect(error.param).toBe(param);
+    expect(error.message).toBe(message);
+  });
+
+  it('ignores fields it does not know and accepts neither half (no transfer)', () => {
+    expect(parseKvTransferParams({ extra: 1 })).toEqual({
+      do_remote_decode: false,
+      do_remote_prefill: false,
+      remote_engine_id: null,
+      remote_block_ids: null,
+      remote_host: null,
+      remote_port: null,
+    });
   });
 });
 

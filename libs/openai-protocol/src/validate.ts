@@ -14,6 +14,7 @@ import {
   type CompletionRequest,
   type ContentPart,
   type EmbeddingRequest,
+  type KvTransferParams,
   type SamplingFields,
   type StreamOptions,
   type ToolCall,
@@ -149,7 +150,66 @@ function sampling(body: Json, maxTokens: number | undefined): SamplingFields {
     min_tokens: minTokens,
   };
   if (fields.top_p === 0) throw fail('top_p', 'a number greater than 0 and at most 1', 0);
+  // Read only when present: ordinary requests pay one property lookup.
+  if (body.kv_transfer_params !== undefined && body.kv_transfer_params !== null) fields.kv_transfer_params = parseKvTransferParams(body.kv_transfer_params);
   return fields;
+}
+
+// ---------------------------------------------------------------- KV transfer (disaggregated prefill/decode)
+
+const KV = 'kv_transfer_params';
+
+function optNonEmptyString(body: Json, key: string, path: string, required: boolean, why: string): string | null {
+  const value = body[key];
+  if ((value === undefined || value === null) && !required) return null;
+  if (typeof value !== 'string' || value.length === 0) throw fail(at(path, key), `a non-empty string${required ? why : ''}`, value);
+  return value;
+}
+
+/**
+ * Validates vLLM's `kv_transfer_params` (NixlConnector's fields; others are ignored). With
+ * `do_remote_prefill: true` the fields that say where the KV is are required: `remote_block_ids`
+ * (block ids, integers >= 0), `remote_engine_id`, `remote_host`, `remote_port`. A request cannot
+ * be both halves.
+ */
+export function parseKvTransferParams(value: unknown, path = KV): KvTransferParams {
+  const params = requireObject(value, path);
+  const doRemoteDecode = optBool(params, 'do_remote_decode', path, false);
+  const doRemotePrefill = optBool(params, 'do_remote_prefill', path, false);
+  if (doRemoteDecode && doRemotePrefill) {
+    throw invalidField(path, 'do_remote_decode and do_remote_prefill cannot both be true: a request is either the prefill half or the decode half');
+  }
+  const why = ' when do_remote_prefill is true';
+  let blockIds: number[] | null = null;
+  const rawIds = params.remote_block_ids;
+  if (rawIds !== undefined && rawIds !== null) {
+    if (!Array.isArray(rawIds)) throw fail(at(path, 'remote_block_ids'), 'an array of block ids (integers >= 0)', rawIds);
+    rawIds.forEach((id, i) => {
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) throw fail(at(at(path, 'remote_block_ids'), i), 'a block id (integer >= 0)', id);
+    });
+    blockIds = rawIds as number[];
+  } else if (doRemotePrefill) {
+    throw fail(at(path, 'remote_block_ids'), `an array of block ids (integers >= 0)${why}`, rawIds);
+  }
+  const engineId = optNonEmptyString(params, 'remote_engine_id', path, doRemotePrefill, why);
+  const host = optNonEmptyString(params, 'remote_host', path, doRemotePrefill, why);
+  const port = optInt(params, 'remote_port', path, 1, 65535);
+  if (port === undefined && doRemotePrefill) throw fail(at(path, 'remote_port'), `an integer 1-65535${why}`, params.remote_port);
+  const result: KvTransferParams = {
+    do_remote_decode: doRemoteDecode,
+    do_remote_prefill: doRemotePrefill,
+    remote_engine_id: engineId,
+    remote_block_ids: blockIds,
+    remote_host: host,
+    remote_port: port ?? null,
+  };
+  if (params.remote_request_id !== undefined) {
+    if (params.remote_request_id !== null && typeof params.remote_request_id !== 'string') throw fail(at(path, 'remote_request_id'), 'a string', params.remote_request_id);
+    result.remote_request_id = params.remote_request_id;
+  }
+  const tpSize = optInt(params, 'tp_size', path, 1);
+  if (tpSize !== undefined) result.tp_size = tpSize;
+  return result;
 }
 
 // ---------------------------------------------------------------- chat

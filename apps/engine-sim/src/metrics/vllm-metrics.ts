@@ -50,6 +50,8 @@ export class VllmMetrics {
   private readonly vllm: Series[] = [];
   private readonly prefixQueries: Inc;
   private readonly prefixHits: Inc;
+  private readonly externalQueries: Inc;
+  private readonly externalHits: Inc;
   private readonly promptTokens: Inc;
   private readonly generationTokens: Inc;
   private readonly success = new Map<FinishedReason, Inc>();
@@ -65,6 +67,7 @@ export class VllmMetrics {
   private readonly injectedErrors: Counter<string>;
   private readonly kvEvents: Counter<'type'>;
   private readonly kvBatchesDropped: Counter<string>;
+  private readonly kvTransferBlocks: Counter<'role'>;
   private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
   private readonly httpChildren = new Map<string, Inc>();
 
@@ -84,6 +87,14 @@ export class VllmMetrics {
     counter('vllm:num_preemptions_total', 'Cumulative number of preemptions from the engine.');
     this.prefixQueries = counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.');
     this.prefixHits = counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.');
+    this.externalQueries = counter(
+      'vllm:external_prefix_cache_queries_total',
+      'External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.',
+    );
+    this.externalHits = counter(
+      'vllm:external_prefix_cache_hits_total',
+      'External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.',
+    );
     this.promptTokens = counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.');
     this.generationTokens = counter('vllm:generation_tokens_total', 'Number of generation tokens processed.');
     const success = add(new CounterFamily('vllm:request_success_total', 'Count of successfully processed requests.'));
@@ -122,6 +133,14 @@ export class VllmMetrics {
       help: 'KV event batches not published because NATS was not connected (yet).',
       registers,
     });
+    this.kvTransferBlocks = new Counter({
+      name: 'gpufleet_engine_sim_kv_transfer_blocks_total',
+      help: 'KV blocks of disaggregated prefill/decode: offered to remote decode engines (role="prefill"), pulled from remote prefill engines (role="decode").',
+      labelNames: ['role'],
+      registers,
+    });
+    this.kvTransferBlocks.inc({ role: 'prefill' }, 0);
+    this.kvTransferBlocks.inc({ role: 'decode' }, 0);
     this.httpRequests = new Counter({ name: 'gpufleet_http_requests_total', help: 'HTTP requests served.', labelNames: ['method', 'route', 'status_code'], registers });
     collectDefaultMetrics({ register: this.registry });
   }
@@ -131,6 +150,22 @@ export class VllmMetrics {
     this.promptTokens.inc(promptTokens);
     if (queriedTokens > 0) this.prefixQueries.inc(queriedTokens);
     if (cachedTokens > 0) this.prefixHits.inc(cachedTokens);
+  }
+
+  /**
+   * A disaggregated decode entered the running batch: its prompt was looked up on the prefill
+   * engine (vLLM counts every request's prompt when a KV connector is configured; the simulator
+   * only these), `externalTokens` of it were pulled, in `blocks` blocks.
+   */
+  kvPulled(promptTokens: number, externalTokens: number, blocks: number): void {
+    this.externalQueries.inc(promptTokens);
+    if (externalTokens > 0) this.externalHits.inc(externalTokens);
+    if (blocks > 0) this.kvTransferBlocks.inc({ role: 'decode' }, blocks);
+  }
+
+  /** A prefill for a remote decode engine finished, offering `blocks` KV blocks. */
+  kvOffered(blocks: number): void {
+    if (blocks > 0) this.kvTransferBlocks.inc({ role: 'prefill' }, blocks);
   }
 
   /** A request finished; `generated` counts the tokens of all its choices. */

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { EngineScheduler, FaultInjector, systemClock, type Clock } from '@gpufleet/engine-sim-core';
 import {
   ApiError,
@@ -102,6 +103,7 @@ export class EngineSimServer {
         enablePrefixCaching: config.ENABLE_PREFIX_CACHING,
         prefillUsPerToken: config.PREFILL_US_PER_TOKEN,
         itlMs: config.ITL_MS,
+        kvTransferUsPerBlock: config.KV_TRANSFER_US_PER_BLOCK,
         loadSlowdown: config.LOAD_SLOWDOWN,
         latencyJitter: config.LATENCY_JITTER,
         seed: config.SEED,
@@ -132,6 +134,8 @@ export class EngineSimServer {
         embeddingDim: config.EMBEDDING_DIM,
         seed: config.SEED,
         errorRate: config.ERROR_RATE,
+        engineId: config.REPLICA_NAME,
+        tensorParallelSize: config.TENSOR_PARALLEL_SIZE,
       },
       this.scheduler,
       this.metrics,
@@ -176,7 +180,10 @@ export class EngineSimServer {
         resolve();
       });
     });
-    return (this.server.address() as AddressInfo).port;
+    const bound = (this.server.address() as AddressInfo).port;
+    // Where a decode engine would pull this engine's KV from (kv_transfer_params.remote_host/port).
+    this.inference.kvTransferEndpoint = { host: host === '0.0.0.0' || host === '::' || host === '' ? hostname() : host, port: bound };
+    return bound;
   }
 
   get isDraining(): boolean {

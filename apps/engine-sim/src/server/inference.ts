@@ -11,6 +11,8 @@ import {
   generationSeed,
   embedTokens,
   KvCapacityError,
+  kvBlockIds,
+  transferableTokens,
   type GeneratedText,
   type SequenceHandle,
   type SequenceResult,
@@ -44,7 +46,10 @@ import {
   StreamChunkEncoder,
   unixSeconds,
   usage,
+  type ChatCompletion,
+  type Completion,
   type CompletionPrompt,
+  type KvTransferParams,
   type ModelList,
   type ResponseHead,
   type StreamOptions,
@@ -63,7 +68,13 @@ export interface InferenceSettings {
   readonly embeddingDim: number;
   readonly seed: number;
   readonly errorRate: number;
+  /** `remote_engine_id` of the KV this engine prefills for remote decode engines. */
+  readonly engineId: string;
+  readonly tensorParallelSize: number;
 }
+
+/** Which half of a disaggregated prefill/decode request a job is (vLLM's `kv_transfer_params`). */
+type KvHalf = 'prefill' | 'decode';
 
 /** One prompt of a request, with the answers planned for it (`n` choices). */
 interface PlannedPrompt {
@@ -71,6 +82,8 @@ interface PlannedPrompt {
   /** Text `echo` puts before the completion ('' for token-id prompts). */
   readonly echoText: string;
   readonly choices: GeneratedText[];
+  /** Decode half: leading prompt tokens whose KV the prefill engine holds. */
+  readonly remoteTokens?: number;
 }
 
 interface Job {
@@ -83,6 +96,7 @@ interface Job {
   /** Completions: alternatives per token in `logprobs`; undefined: no logprobs. */
   readonly completionLogprobs?: number;
   readonly prompts: PlannedPrompt[];
+  readonly kvHalf?: KvHalf;
 }
 
 /** What a handler needs of the HTTP exchange. */
@@ -97,6 +111,8 @@ const created = unixSeconds();
 
 export class InferenceService {
   private readonly servedNames: Set<string>;
+  /** Where decode engines would pull this engine's KV from: set once the server listens. */
+  kvTransferEndpoint: { readonly host: string; readonly port: number } = { host: 'localhost', port: 0 };
 
   constructor(
     private readonly settings: InferenceSettings,
@@ -118,13 +134,15 @@ export class InferenceService {
   chat(body: unknown, exchange: Exchange): void {
     const request = parseChatCompletionRequest(body);
     this.checkModel(request.model);
+    const kv = request.kv_transfer_params;
+    const kvHalf = kv === undefined ? undefined : this.kvHalf(kv, request.stream, 1);
     const tokenIds = chatPromptTokenIds(request.messages, request.tools);
     const maxTokens = this.maxTokens(request.max_tokens, tokenIds.length, 'messages');
     this.maybeInjectError();
     const topLogprobs = request.logprobs ? (request.top_logprobs ?? 0) : undefined;
-    const prompt: PlannedPrompt = { tokenIds, echoText: '', choices: this.plan(tokenIds, request, maxTokens, topLogprobs) };
+    const prompt: PlannedPrompt = { tokenIds, echoText: '', choices: this.plan(tokenIds, request, maxTokens, topLogprobs), remoteTokens: this.remoteTokens(kvHalf, kv, tokenIds) };
     this.run(
-      { kind: 'chat', head: this.head('chatcmpl'), n: request.n, stream: request.stream, streamOptions: request.stream_options, echo: false, prompts: [prompt] },
+      { kind: 'chat', head: this.head('chatcmpl'), n: request.n, stream: request.stream, streamOptions: request.stream_options, echo: false, prompts: [prompt], kvHalf },
       exchange,
     );
   }
@@ -132,6 +150,8 @@ export class InferenceService {
   completions(body: unknown, exchange: Exchange): void {
     const request = parseCompletionRequest(body);
     this.checkModel(request.model);
+    const kv = request.kv_transfer_params;
+    const kvHalf = kv === undefined ? undefined : this.kvHalf(kv, request.stream, request.prompts.length);
     const prompts = request.prompts.map((p, i) => {
       const tokenIds = 'text' in p ? encode(p.text) : p.tokenIds;
       const maxTokens = this.maxTokens(request.max_tokens, tokenIds.length, request.prompts.length > 1 ? `prompt[${i}]` : 'prompt');
@@ -142,6 +162,7 @@ export class InferenceService {
       tokenIds,
       echoText: 'text' in p ? p.text : '',
       choices: this.plan(tokenIds, request, maxTokens, request.logprobs, true),
+      remoteTokens: this.remoteTokens(kvHalf, kv, tokenIds),
     }));
     this.run(
       {
@@ -153,6 +174,7 @@ export class InferenceService {
         echo: request.echo,
         completionLogprobs: request.logprobs,
         prompts: planned,
+        kvHalf,
       },
       exchange,
     );
@@ -211,6 +233,43 @@ export class InferenceService {
     return requested ?? limit - promptTokens;
   }
 
+  /**
+   * Which half of a disaggregated request `kv` makes this one, or undefined when neither flag is
+   * set (vLLM then ignores the parameters too). The prefill half answers the transfer
+   * parameters in its response body, so it cannot stream; either half takes one prompt.
+   */
+  private kvHalf(kv: KvTransferParams, stream: boolean, prompts: number): KvHalf | undefined {
+    const half: KvHalf | undefined = kv.do_remote_decode ? 'prefill' : kv.do_remote_prefill ? 'decode' : undefined;
+    if (half === undefined) return undefined;
+    if (half === 'prefill' && stream) {
+      throw invalidField('stream', 'must be false with kv_transfer_params.do_remote_decode: the prefill engine answers the KV transfer parameters in its response body');
+    }
+    if (prompts > 1) throw invalidField('prompt', `kv_transfer_params take a single prompt, got ${prompts}`);
+    return half;
+  }
+
+  /** Decode half: the leading prompt tokens the prefill engine's blocks cover. */
+  private remoteTokens(half: KvHalf | undefined, kv: KvTransferParams | undefined, tokenIds: readonly number[]): number | undefined {
+    if (half !== 'decode' || kv === undefined) return undefined;
+    return transferableTokens(tokenIds, this.scheduler.settings.blockSize, kv.remote_block_ids ?? []);
+  }
+
+  /** What a prefill half answers: where a decode engine pulls the prompt's KV from (NixlConnector's fields). */
+  private kvTransferParams(job: Job): KvTransferParams {
+    const blockIds = kvBlockIds(job.prompts[0].tokenIds, this.scheduler.settings.blockSize);
+    this.metrics.kvOffered(blockIds.length);
+    return {
+      do_remote_prefill: true,
+      do_remote_decode: false,
+      remote_block_ids: blockIds,
+      remote_engine_id: this.settings.engineId,
+      remote_request_id: job.head.id,
+      remote_host: this.kvTransferEndpoint.host,
+      remote_port: this.kvTransferEndpoint.port,
+      tp_size: this.settings.tensorParallelSize,
+    };
+  }
+
   private maybeInjectError(): void {
     if (this.settings.errorRate > 0 && this.injectError()) {
       this.metrics.injectedError();
@@ -248,7 +307,7 @@ export class InferenceService {
 
   /** Submits one sequence per prompt; checks that every one can fit before submitting any. */
   private submitAll(
-    sequences: { tokenIds: number[]; outputTokens: number; parallel: number }[],
+    sequences: { tokenIds: number[]; outputTokens: number; parallel: number; remoteTokens?: number }[],
     stream: boolean,
     onFinish: (index: number, result: SequenceResult) => void,
     onToken?: (index: number, token: number) => void,
@@ -263,9 +322,12 @@ export class InferenceService {
     }
     return sequences.map((seq, index) =>
       this.scheduler.submit(
-        { promptTokenIds: seq.tokenIds, outputTokens: seq.outputTokens, parallel: seq.parallel, granularity: stream ? 'token' : 'final' },
+        { promptTokenIds: seq.tokenIds, outputTokens: seq.outputTokens, parallel: seq.parallel, granularity: stream ? 'token' : 'final', remoteTokens: seq.remoteTokens },
         {
-          onAdmitted: (info) => this.metrics.admitted(info.promptTokens, info.queriedTokens, info.cachedTokens),
+          onAdmitted: (info) => {
+            this.metrics.admitted(info.promptTokens, info.queriedTokens, info.cachedTokens);
+            if (seq.remoteTokens !== undefined) this.metrics.kvPulled(info.promptTokens, info.externalTokens, info.transferredBlocks);
+          },
           onToken: onToken ? (token) => onToken(index, token) : undefined,
           onFinish: (result) => onFinish(index, result),
         },
@@ -308,7 +370,8 @@ export class InferenceService {
 
     const onFinish = (promptIndex: number, result: SequenceResult): void => {
       const prompt = job.prompts[promptIndex];
-      cachedTokens += result.cachedTokens;
+      // Prompt tokens pulled from a prefill engine count as cached, as vLLM reports them.
+      cachedTokens += result.cachedTokens + result.externalTokens;
       const generated = prompt.choices.reduce((sum, c) => sum + (result.aborted ? Math.min(c.tokens, result.outputTokens) : c.tokens), 0);
       const reason: FinishedReason = result.aborted ? 'abort' : prompt.choices[0].finishReason;
       this.metrics.finished(result, generated, reason);
@@ -320,11 +383,15 @@ export class InferenceService {
         pending = '';
         this.endStream(job, exchange, usageInfo, events);
       }
-      else sendJson(res, exchange.decor, 200, this.fullBody(job, usageInfo));
+      else {
+        const body = this.fullBody(job, usageInfo);
+        if (job.kvHalf === 'prefill') body.kv_transfer_params = this.kvTransferParams(job);
+        sendJson(res, exchange.decor, 200, body);
+      }
     };
 
     const handles = this.submitAll(
-      job.prompts.map((p) => ({ tokenIds: p.tokenIds, outputTokens: Math.max(...p.choices.map((c) => c.tokens)), parallel: job.n })),
+      job.prompts.map((p) => ({ tokenIds: p.tokenIds, outputTokens: Math.max(...p.choices.map((c) => c.tokens)), parallel: job.n, remoteTokens: p.remoteTokens })),
       job.stream,
       onFinish,
       job.stream ? onToken : undefined,
@@ -410,7 +477,7 @@ export class InferenceService {
     res.end(tail + SSE_DONE);
   }
 
-  private fullBody(job: Job, usageInfo: Usage): unknown {
+  private fullBody(job: Job, usageInfo: Usage): ChatCompletion | Completion {
     if (job.kind === 'chat') {
       const choices = job.prompts[0].choices.map((c) => ({
         text: c.text,

@@ -41,8 +41,10 @@ export interface DeploymentOptions {
   readonly namespace?: string;
   /** Replica states by endpoint (default Ready). */
   readonly states?: Readonly<Record<string, string>>;
-  /** Role of every replica (default server); `pd` makes the first endpoint prefill and the rest decode. */
+  /** Role of every replica (default server); `pd` makes the first `prefillReplicas` endpoints prefill and the rest decode. */
   readonly roles?: 'server' | 'pd';
+  /** With `roles: 'pd'`: how many leading endpoints are prefill replicas (default 1). */
+  readonly prefillReplicas?: number;
   readonly model?: string;
 }
 
@@ -119,9 +121,10 @@ export class RouterHarness {
   async putDeployment(name: string, servedModelName: string, endpoints: readonly string[], options: DeploymentOptions = {}): Promise<void> {
     const namespace = options.namespace ?? 'default';
     const pd = options.roles === 'pd';
+    const prefills = pd ? (options.prefillReplicas ?? 1) : 0;
     const replicas: ReplicaStatus[] = endpoints.map((endpoint, i) => ({
-      role: pd ? (i === 0 ? 'prefill' : 'decode') : 'server',
-      ordinal: pd ? Math.max(0, i - 1) : i,
+      role: pd ? (i < prefills ? 'prefill' : 'decode') : 'server',
+      ordinal: i < prefills ? i : i - prefills,
       workload: `${name}-${i}`,
       state: options.states?.[endpoint] ?? 'Ready',
       node: 'node-0',
@@ -140,8 +143,8 @@ export class RouterHarness {
         servedModelName,
         roles: pd
           ? [
-              { role: 'prefill', replicas: 1, size: 1 },
-              { role: 'decode', replicas: endpoints.length - 1, size: 1 },
+              { role: 'prefill', replicas: prefills, size: 1 },
+              { role: 'decode', replicas: endpoints.length - prefills, size: 1 },
             ]
           : [{ role: 'server', replicas: endpoints.length, size: 1 }],
       },

@@ -2,6 +2,11 @@
  * Model name → replica pool, kept current by a watch on the deployments bucket (the scheduler
  * writes each deployment's status there, with its Ready replicas' endpoints). No polling: a
  * replica turning Ready or going away reaches every router replica in milliseconds.
+ *
+ * A disaggregated deployment's decode replicas join the model's pool like servers do; its
+ * prefill replicas form a pool per deployment (own policy, health and queue), which each of its
+ * decode replicas points to: prefill and decode engines of one deployment share a KV layout,
+ * those of two deployments need not.
  */
 import type { ModelDeployment } from '@gpufleet/contracts';
 import type { KvChange } from '@gpufleet/messaging';
@@ -21,6 +26,8 @@ export interface ModelDirectoryOptions {
 export class ModelDirectory {
   private readonly routes = new Map<string, DeploymentRoute>();
   private readonly pools = new Map<string, ReplicaPool>();
+  /** Deployment key → its prefill replicas (disaggregated deployments only). */
+  private readonly prefillPools = new Map<string, ReplicaPool>();
   private sortedModels: string[] = [];
 
   constructor(private readonly options: ModelDirectoryOptions) {}
@@ -39,12 +46,18 @@ export class ModelDirectory {
     return this.pools.values();
   }
 
+  /** The prefill replicas of disaggregated deployment `deployment` (`<namespace>.<name>`). */
+  prefillPool(deployment: string): ReplicaPool | undefined {
+    return this.prefillPools.get(deployment);
+  }
+
   /** Applies one change of the deployments bucket. */
   apply(change: KvChange<ModelDeployment>): void {
     const before = this.routes.get(change.key);
     const after = change.kind === 'put' ? deploymentRoute(change.key, change.value) : undefined;
     if (after) this.routes.set(change.key, after);
     else this.routes.delete(change.key);
+    this.syncPrefill(change.key, after);
     const touched = new Set<string>();
     if (before) touched.add(before.model);
     if (after) touched.add(after.model);
@@ -53,7 +66,9 @@ export class ModelDirectory {
 
   close(): void {
     for (const pool of this.pools.values()) pool.close();
+    for (const pool of this.prefillPools.values()) pool.close();
     this.pools.clear();
+    this.prefillPools.clear();
     this.routes.clear();
     this.sortedModels = [];
   }
@@ -84,6 +99,36 @@ export class ModelDirectory {
     }
     pool.deployments = serving.map((r) => r.deployment);
     pool.desired = serving.reduce((sum, r) => sum + r.desired, 0);
+    pool.prefillReady = serving.reduce((sum, r) => sum + r.prefillEndpoints.length, 0);
+    pool.prefillDesired = serving.reduce((sum, r) => sum + r.prefillDesired, 0);
     pool.setEndpoints(serving.flatMap((r) => r.endpoints));
+    for (const replica of pool.replicas) replica.prefill = replica.role === 'decode' ? this.prefillPools.get(replica.deployment) : undefined;
+  }
+
+  /** Creates, updates or drops the prefill pool of deployment `key` after a change of its record. */
+  private syncPrefill(key: string, route: DeploymentRoute | undefined): void {
+    let pool = this.prefillPools.get(key);
+    if (pool !== undefined && (route === undefined || !route.disaggregated || pool.model !== route.model)) {
+      // In-flight prefills finish: removed replicas close once idle.
+      pool.setEndpoints([]);
+      pool.close();
+      this.prefillPools.delete(key);
+      pool = undefined;
+    }
+    if (route === undefined || !route.disaggregated) return;
+    if (pool === undefined) {
+      pool = new ReplicaPool({
+        model: route.model,
+        policy: this.options.createPolicy(),
+        health: this.options.createHealth(),
+        maxInFlightPerReplica: this.options.maxInFlightPerReplica,
+        queueMax: this.options.queueMax,
+        queueTimeoutMs: this.options.queueTimeoutMs,
+      });
+      this.prefillPools.set(key, pool);
+    }
+    pool.deployments = [key];
+    pool.desired = route.prefillDesired;
+    pool.setEndpoints(route.prefillEndpoints);
   }
 }

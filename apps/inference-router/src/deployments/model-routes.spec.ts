@@ -40,6 +40,8 @@ describe('deploymentRoute', () => {
       model: 'llama',
       desired: 4,
       disaggregated: false,
+      prefillEndpoints: [],
+      prefillDesired: 0,
       endpoints: [
         { endpoint: 'http://10.0.0.1:8000', deployment: 'ns.d', role: 'server' },
         { endpoint: 'http://10.0.0.3:8000', deployment: 'ns.d', role: 'server' },
@@ -47,20 +49,42 @@ describe('deploymentRoute', () => {
     });
   });
 
-  it('routes a prefill/decode deployment to its decode replicas', () => {
+  it('answers a prefill/decode deployment’s requests on its decode replicas, prefilled on its prefill replicas', () => {
+    const route = deploymentRoute(
+      'ns.d',
+      deployment(
+        [
+          { role: 'prefill', replicas: 2 },
+          { role: 'decode', replicas: 2 },
+        ],
+        [
+          replica('prefill', 'Ready', 'http://p:1'),
+          replica('prefill', 'Starting', 'http://p:2'),
+          replica('decode', 'Ready', 'http://d:1'),
+          replica('decode', 'Failed', 'http://d:2'),
+        ],
+      ),
+    );
+    expect(route?.disaggregated).toBe(true);
+    expect(route?.desired).toBe(2);
+    expect(route?.endpoints).toEqual([{ endpoint: 'http://d:1', deployment: 'ns.d', role: 'decode' }]);
+    expect(route?.prefillDesired).toBe(2);
+    expect(route?.prefillEndpoints).toEqual([{ endpoint: 'http://p:1', deployment: 'ns.d', role: 'prefill' }]);
+  });
+
+  it('holds back decode replicas while no prefill replica is Ready', () => {
     const route = deploymentRoute(
       'ns.d',
       deployment(
         [
           { role: 'prefill', replicas: 1 },
-          { role: 'decode', replicas: 2 },
+          { role: 'decode', replicas: 1 },
         ],
-        [replica('prefill', 'Ready', 'http://p:1'), replica('decode', 'Ready', 'http://d:1'), replica('decode', 'Failed', 'http://d:2')],
+        [replica('prefill', 'Starting', 'http://p:1'), replica('decode', 'Ready', 'http://d:1')],
       ),
     );
-    expect(route?.disaggregated).toBe(true);
-    expect(route?.desired).toBe(2);
-    expect(route?.endpoints.map((e) => e.endpoint)).toEqual(['http://d:1']);
+    expect(route?.endpoints).toEqual([]);
+    expect(route?.prefillEndpoints).toEqual([]);
   });
 
   it('ignores endpoints that are not http(s)://host:port', () => {

@@ -142,6 +142,70 @@ describe('ModelDirectory', () => {
     d.close();
   });
 
+  const pd = (model: string, prefill: number[], decode: number[], states: Record<number, string> = {}) =>
+    ModelDeployment.fromPartial({
+      spec: {
+        model,
+        servedModelName: model,
+        roles: [
+          { role: 'prefill', replicas: prefill.length },
+          { role: 'decode', replicas: decode.length },
+        ],
+      },
+      status: {
+        replicas: [
+          ...prefill.map((p) => ({ role: 'prefill', state: states[p] ?? 'Ready', endpoint: `http://h:${p}` })),
+          ...decode.map((p) => ({ role: 'decode', state: states[p] ?? 'Ready', endpoint: `http://h:${p}` })),
+        ],
+      },
+    });
+
+  it('gives each disaggregated deployment a prefill pool its decode replicas point to', () => {
+    const d = directory();
+    d.apply({ kind: 'put', key: 'a.pd', value: pd('m', [1, 2], [3, 4]), revision: 1 });
+    d.apply({ kind: 'put', key: 'b.server', value: dep('m', 5), revision: 2 });
+    const pool = d.pool('m');
+    const prefill = d.prefillPool('a.pd');
+    expect(pool?.replicas.map((r) => [r.id, r.role])).toEqual([
+      ['http://h:3', 'decode'],
+      ['http://h:4', 'decode'],
+      ['http://h:5', 'server'],
+    ]);
+    expect(prefill?.replicas.map((r) => r.id)).toEqual(['http://h:1', 'http://h:2']);
+    expect(prefill?.deployments).toEqual(['a.pd']);
+    expect(pool?.replicas.map((r) => r.prefill)).toEqual([prefill, prefill, undefined]);
+    expect(d.prefillPool('b.server')).toBeUndefined();
+    expect([pool?.prefillReady, pool?.prefillDesired]).toEqual([2, 2]);
+
+    // Prefill replicas come and go; the pool and its decode replicas stay.
+    d.apply({ kind: 'put', key: 'a.pd', value: pd('m', [2], [3, 4]), revision: 3 });
+    expect(d.prefillPool('a.pd')).toBe(prefill);
+    expect(prefill?.replicas.map((r) => r.id)).toEqual(['http://h:2']);
+    expect(d.pool('m')?.replicas[0].prefill).toBe(prefill);
+
+    // Without a Ready prefill replica the decode replicas cannot answer.
+    d.apply({ kind: 'put', key: 'a.pd', value: pd('m', [2], [3, 4], { 2: 'Starting' }), revision: 4 });
+    expect(d.pool('m')?.replicas.map((r) => r.id)).toEqual(['http://h:5']);
+    expect([d.pool('m')?.prefillReady, d.pool('m')?.prefillDesired]).toEqual([0, 1]);
+
+    d.apply({ kind: 'delete', key: 'a.pd', revision: 5 });
+    expect(d.prefillPool('a.pd')).toBeUndefined();
+    d.close();
+  });
+
+  it('moves a prefill pool with its deployment to another model name', () => {
+    const d = directory();
+    d.apply({ kind: 'put', key: 'a.pd', value: pd('m', [1], [2]), revision: 1 });
+    const before = d.prefillPool('a.pd');
+    d.apply({ kind: 'put', key: 'a.pd', value: pd('n', [1], [2]), revision: 2 });
+    const after = d.prefillPool('a.pd');
+    expect(after).not.toBe(before);
+    expect(after?.model).toBe('n');
+    expect(d.pool('n')?.replicas[0].prefill).toBe(after);
+    expect(d.pool('m')).toBeUndefined();
+    d.close();
+  });
+
   it('keeps a model whose replicas are all down, with none ready', () => {
     const d = directory();
     d.apply({ kind: 'put', key: 'a.one', value: dep('m'), revision: 1 });

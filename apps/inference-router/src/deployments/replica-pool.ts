@@ -1,7 +1,9 @@
 /**
  * The replicas serving one model name, as this router sees them: the ready endpoints from the
  * deployments store, what this router has in flight on each, passive health, the routing policy
- * and the bounded queue of requests waiting for a replica below MAX_INFLIGHT_PER_REPLICA.
+ * and the bounded queue of requests waiting for a replica below MAX_INFLIGHT_PER_REPLICA. A
+ * disaggregated deployment's prefill replicas form a pool of their own (one per deployment),
+ * which its decode replicas point to.
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -14,6 +16,13 @@ export class Replica implements ReplicaView {
   ejected = false;
   /** Left the deployment: its agent closes once its last request finishes. */
   removed = false;
+  /** `server`, `decode` or `prefill`. */
+  role = 'server';
+  /**
+   * A decode replica's prefill replicas (its deployment's): a request is prefilled there first.
+   * Undefined for replicas that answer whole requests.
+   */
+  prefill: ReplicaPool | undefined = undefined;
   readonly host: string;
   readonly port: number;
   readonly agent: HttpAgent;
@@ -80,6 +89,9 @@ export class ReplicaPool {
   /** Deployments whose replicas are in this pool (a model name may be served by several). */
   deployments: readonly string[] = [];
   desired = 0;
+  /** Ready and wanted prefill replicas of the disaggregated deployments among them (error messages). */
+  prefillReady = 0;
+  prefillDesired = 0;
 
   constructor(options: ReplicaPoolOptions) {
     this.model = options.model;
@@ -109,6 +121,7 @@ export class ReplicaPool {
       let replica = this.byId.get(e.endpoint);
       if (replica === undefined) replica = new Replica(e.endpoint, e.deployment);
       else replica.deployment = e.deployment;
+      replica.role = e.role;
       next.set(e.endpoint, replica);
     }
     for (const [id, replica] of this.byId) {

@@ -2,13 +2,15 @@
  * One proxied inference request, from its validated body to its last byte: scope and model
  * checks, the rate limit, the wait for a replica, attempts (retried on another replica only
  * before the engine's first byte), the relay with backpressure, timeouts, client disconnects,
- * passive health, metering and the rate-limit settlement.
+ * passive health, metering and the rate-limit settlement. A request that lands on the decode
+ * replica of a disaggregated deployment is prefilled first on one of its prefill replicas
+ * (`PrefillStep`), and sent to the decode replica with the KV transfer parameters it answered.
  */
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { UsageRecord } from '@gpufleet/contracts';
 import { ApiError, modelNotFound, rateLimited, serviceUnavailable } from '@gpufleet/openai-protocol';
-import { authorize, RetryPlan, type AttemptOutcome, type RateLimitResult } from '@gpufleet/routing-core';
+import { authorize, RetryPlan, type RateLimitResult, type RouteRequest } from '@gpufleet/routing-core';
 import type { RouterConfig } from '../config';
 import type { ModelDirectory } from '../deployments/model-directory';
 import type { Replica, ReplicaPool, AcquireFailure } from '../deployments/replica-pool';
@@ -18,8 +20,9 @@ import type { UsageMeter } from '../metering/usage-meter';
 import { BodyTail, completionBudget, estimateCompletionTokens, estimatePromptTokens, type TokenUsage } from '../metering/usage';
 import type { AttemptResult, RouterMetrics } from '../metrics/router-metrics';
 import type { Logger } from '@gpufleet/observability';
-import { forbiddenModel, gatewayTimeout, HOP_BY_HOP, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
+import { attemptOutcome, engineMessage, forbiddenModel, gatewayTimeout, HOP_BY_HOP, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
 import { promptText, type InferenceApi, type InferenceRequest } from './inference-request';
+import { decodeRequestBody, PrefillStep, type PrefillResult } from './prefill';
 import { SseRelay } from './sse-relay';
 
 /** What every exchange shares: built once by the server. */
@@ -47,31 +50,9 @@ const PATHS: Readonly<Record<InferenceApi, string>> = {
 /** Bytes of an engine's error body kept for the 502 message. */
 const ERROR_BODY_BYTES = 4096;
 
-function outcomeOf(result: AttemptResult): AttemptOutcome {
-  switch (result) {
-    case 'ok':
-      return 'ok';
-    case 'connect_error':
-      return 'connect_error';
-    case 'cancelled':
-      return 'cancelled';
-    default:
-      return 'server_error';
-  }
-}
-
-/** The message of an engine's error body, whatever its shape, or its first characters. */
-function engineMessage(body: string): string {
-  try {
-    const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
-    const message = typeof json.error === 'object' ? json.error?.message : (json.error ?? json.message ?? json.detail);
-    if (typeof message === 'string' && message) return message;
-  } catch {
-    // not JSON
-  }
-  const text = body.trim().replace(/\s+/g, ' ');
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text || '(empty body)';
-}
+/** Disaggregated requests: the engines that prefilled and decoded the answer. */
+export const PREFILL_REPLICA_HEADER = 'x-gpufleet-prefill-replica';
+export const DECODE_REPLICA_HEADER = 'x-gpufleet-decode-replica';
 
 export class Exchange {
   private finished = false;
@@ -94,6 +75,18 @@ export class Exchange {
   private paused = false;
   private resent = false;
   private lastFailureWasUnavailable = false;
+  /** What the routing policy sees of this request (kept for a prefill step's own plan). */
+  private routeRequest: RouteRequest | undefined;
+  // Disaggregated deployments only:
+  /** The prefill step in progress. */
+  private prefill: PrefillStep | undefined;
+  /** The prefill pool whose KV transfer parameters `decodeBody` carries. */
+  private prefilledBy: ReplicaPool | undefined;
+  /** The upstream body with the prefill engine's `kv_transfer_params`. */
+  private decodeBody: Buffer | undefined;
+  private prefillReplicaName: string | undefined;
+  /** Status of an answer the router relayed from a buffered body (a prefill engine's 4xx). */
+  private bufferedStatus: number | undefined;
 
   constructor(
     private readonly ctx: RouterContext,
@@ -162,8 +155,10 @@ export class Exchange {
 
   private noReplica(pool: ReplicaPool): ApiError {
     const deployments = pool.deployments.join(', ');
+    // A disaggregated deployment's decode replicas wait for a Ready prefill replica.
+    const prefill = pool.prefillDesired > 0 ? ` (prefill role: ${pool.prefillReady} of ${pool.prefillDesired} ready)` : '';
     return serviceUnavailable(
-      `No ready replica of model \`${pool.model}\`: deployment ${deployments} has ${pool.readyCount} of ${pool.desired} replicas ready; retry shortly.`,
+      `No ready replica of model \`${pool.model}\`: deployment ${deployments} has ${pool.readyCount} of ${pool.desired} replicas ready${prefill}; retry shortly.`,
     );
   }
 
@@ -237,11 +232,8 @@ export class Exchange {
     const pool = this.pool as ReplicaPool;
     const sessionHeader = this.res.req.headers[this.ctx.config.SESSION_HEADER];
     const sessionKey = typeof sessionHeader === 'string' && sessionHeader !== '' ? sessionHeader : 'user' in request.parsed ? request.parsed.user : undefined;
-    this.plan = new RetryPlan(
-      pool.policy,
-      { model: request.model, text: this.ctx.cacheAware ? promptText(request.parsed) : '', sessionKey },
-      { maxAttempts: this.ctx.config.RETRY_MAX_ATTEMPTS },
-    );
+    this.routeRequest = { model: request.model, text: this.ctx.cacheAware ? promptText(request.parsed) : '', sessionKey };
+    this.plan = new RetryPlan(pool.policy, this.routeRequest, { maxAttempts: this.ctx.config.RETRY_MAX_ATTEMPTS });
     this.withdraw = pool.whenAvailable(
       () => this.firstAttempt(),
       (reason) => this.noCapacity(reason),
@@ -275,14 +267,26 @@ export class Exchange {
   }
 
   private send(replica: Replica): void {
-    const request = this.request as InferenceRequest;
     (this.pool as ReplicaPool).acquire(replica);
     this.held = replica;
     this.lastReplica = replica;
+    const prefill = replica.prefill;
+    if (prefill !== undefined && prefill !== this.prefilledBy && this.api !== 'embeddings') {
+      // A decode replica, held while its deployment's prefill replica computes the prompt's KV.
+      this.startPrefill(replica, prefill);
+      return;
+    }
+    this.dispatch(replica);
+  }
+
+  /** Sends the request to the held `replica`. */
+  private dispatch(replica: Replica): void {
+    const request = this.request as InferenceRequest;
     this.upRes = undefined;
+    const body = replica.prefill !== undefined && this.decodeBody !== undefined ? this.decodeBody : request.upstreamBody;
     const headers: OutgoingHttpHeaders = {
       'content-type': 'application/json',
-      'content-length': request.upstreamBody.length,
+      'content-length': body.length,
       accept: request.stream ? 'text/event-stream' : 'application/json',
       'x-request-id': this.requestId,
     };
@@ -298,7 +302,70 @@ export class Exchange {
       this.connectTimer = setTimeout(() => upReq.destroy(new Error(`no connection within ${this.ctx.config.CONNECT_TIMEOUT_S} s (CONNECT_TIMEOUT_S)`)), this.ctx.connectTimeoutMs);
       socket.once('connect', () => this.clearConnectTimer());
     });
-    upReq.end(request.upstreamBody);
+    upReq.end(body);
+  }
+
+  // ---------------------------------------------------------------- disaggregated prefill/decode
+
+  private startPrefill(decode: Replica, pool: ReplicaPool): void {
+    const request = this.request as InferenceRequest;
+    const traceparent = this.res.req.headers.traceparent;
+    // The decode request is the upstream body (with the usage a stream must report) plus what
+    // the prefill engine answers; parsed once, for disaggregated requests only.
+    const body = JSON.parse(request.upstreamBody.toString('utf8')) as Record<string, unknown>;
+    this.prefill = new PrefillStep(
+      this.ctx,
+      pool,
+      { path: PATHS[this.api], body, route: this.routeRequest as RouteRequest, requestId: this.requestId, traceparent: typeof traceparent === 'string' ? traceparent : undefined },
+      {
+        done: (result) => this.afterPrefill(decode, pool, body, result),
+        failed: (error, headers) => {
+          this.prefill = undefined;
+          this.dropHeld();
+          this.fail(error, headers);
+        },
+        refused: (status, headers, answer, replicaName) => {
+          this.prefill = undefined;
+          this.dropHeld();
+          this.relayRefusal(status, headers, answer, replicaName);
+        },
+      },
+    );
+    this.prefill.start();
+  }
+
+  private afterPrefill(decode: Replica, pool: ReplicaPool, body: Record<string, unknown>, result: PrefillResult): void {
+    this.prefill = undefined;
+    if (this.finished) return;
+    this.prefilledBy = pool;
+    this.prefillReplicaName = result.replicaName;
+    this.decodeBody = decodeRequestBody(body, result.kvTransferParams);
+    this.dispatch(decode);
+  }
+
+  /** Gives back the held replica without counting an attempt (none was made on it). */
+  private dropHeld(): void {
+    const replica = this.held;
+    if (replica === undefined) return;
+    this.held = undefined;
+    this.clearConnectTimer();
+    (this.pool as ReplicaPool).release(replica);
+  }
+
+  /** A prefill engine's 4xx, to the client as the engine wrote it. */
+  private relayRefusal(status: number, headers: OutgoingHttpHeaders, body: Buffer, replicaName: string): void {
+    if (this.finished) return;
+    for (const name of HOP_BY_HOP) delete headers[name];
+    headers['content-length'] = body.length;
+    if (this.rateStanding !== undefined) Object.assign(headers, this.rateHeaders());
+    headers['x-request-id'] = this.requestId;
+    headers[PREFILL_REPLICA_HEADER] = replicaName;
+    if (!this.res.headersSent && !this.res.destroyed) {
+      this.res.writeHead(status, headers);
+      this.res.end(body);
+    }
+    this.bufferedStatus = status;
+    this.complete('ok');
   }
 
   private clearConnectTimer(): void {
@@ -315,7 +382,7 @@ export class Exchange {
     this.held = undefined;
     this.clearConnectTimer();
     const pool = this.pool as ReplicaPool;
-    pool.health.record(replica.id, outcomeOf(result));
+    pool.health.record(replica.id, attemptOutcome(result));
     this.ctx.metrics.attempt(result);
     pool.release(replica);
   }
@@ -410,6 +477,11 @@ export class Exchange {
     }
     if (this.rateStanding !== undefined) Object.assign(headers, this.rateHeaders());
     headers['x-request-id'] = this.requestId;
+    if (this.prefillReplicaName !== undefined) {
+      headers[PREFILL_REPLICA_HEADER] = this.prefillReplicaName;
+      const named = upRes.headers['x-gpufleet-replica'];
+      headers[DECODE_REPLICA_HEADER] = typeof named === 'string' && named !== '' ? named : (this.held as Replica).id;
+    }
     this.res.writeHead(status, headers);
     // Headers go out with the first body bytes, so time to first byte stays the engine's.
     upRes.on('data', (chunk: Buffer) => this.onData(upRes, chunk));
@@ -465,6 +537,11 @@ export class Exchange {
     // The client went away: stop the engine's work too.
     this.upReq?.destroy();
     this.withdraw?.();
+    if (this.prefill !== undefined) {
+      this.prefill.cancel('cancelled');
+      this.prefill = undefined;
+      this.dropHeld();
+    }
     this.complete('cancelled');
   }
 
@@ -474,6 +551,12 @@ export class Exchange {
     const seconds = this.ctx.config.REQUEST_TIMEOUT_S;
     this.withdraw?.();
     this.upReq?.destroy();
+    if (this.prefill !== undefined) {
+      // The prefill replica timed out; the decode replica was only held.
+      this.prefill.cancel('timeout');
+      this.prefill = undefined;
+      this.dropHeld();
+    }
     if (!this.res.headersSent) {
       this.releaseReplica('timeout');
       this.fail(gatewayTimeout(`The model server did not answer within ${seconds} s (REQUEST_TIMEOUT_S).`));
@@ -497,7 +580,7 @@ export class Exchange {
   /** The relay ended (or was cut): count, meter, settle. */
   private complete(result: AttemptResult): void {
     if (this.finished) return;
-    const status = this.upRes?.statusCode;
+    const status = this.upRes?.statusCode ?? this.bufferedStatus;
     this.releaseReplica(result);
     if (status !== undefined) this.meter(status, result);
     else if (this.reservedTokens > 0) this.settle(0);

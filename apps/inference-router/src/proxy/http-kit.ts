@@ -1,6 +1,8 @@
 /** Small helpers over Node's http module for the router's hot path (no framework in between). */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError, errorBody, payloadTooLarge } from '@gpufleet/openai-protocol';
+import type { AttemptOutcome } from '@gpufleet/routing-core';
+import type { AttemptResult } from '../metrics/router-metrics';
 
 /** Bytes a request body may have. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -75,4 +77,33 @@ export function upstreamFailed(message: string): ApiError {
 
 export function gatewayTimeout(message: string): ApiError {
   return new ApiError(504, 'server_error', message, null, 'timeout');
+}
+
+// ---------------------------------------------------------------- attempts on engines
+
+/** What passive health makes of an attempt's result. */
+export function attemptOutcome(result: AttemptResult): AttemptOutcome {
+  switch (result) {
+    case 'ok':
+      return 'ok';
+    case 'connect_error':
+      return 'connect_error';
+    case 'cancelled':
+      return 'cancelled';
+    default:
+      return 'server_error';
+  }
+}
+
+/** The message of an engine's error body, whatever its shape, or its first characters. */
+export function engineMessage(body: string): string {
+  try {
+    const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
+    const message = typeof json.error === 'object' ? json.error?.message : (json.error ?? json.message ?? json.detail);
+    if (typeof message === 'string' && message) return message;
+  } catch {
+    // not JSON
+  }
+  const text = body.trim().replace(/\s+/g, ' ');
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text || '(empty body)';
 }
