@@ -9,6 +9,12 @@ export interface StackContext {
   /** host:port of the scheduler's gRPC API. */
   scheduler: string;
   schedulerHttp: string;
+  /** Base URL of the inference-router's OpenAI API (append /v1). Absent in contexts of older stacks. */
+  router?: string;
+  /** host:port of the inference-router's gRPC KeyService. */
+  routerGrpc?: string;
+  /** Redis of the router's rate limits and usage counters. */
+  redisUrl?: string;
   /** pid of the `gpufleet up` process that owns the stack. */
   pid: number;
   startedAt: string;
@@ -59,4 +65,15 @@ export function requireContext(home: string, schedulerFlag?: string): Pick<Stack
     throw new Error(`no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\` or pass --scheduler HOST:PORT`);
   }
   return ctx;
+}
+
+/** Where the router's KeyService listens: --router, else the stack context. */
+export function requireRouter(home: string, routerFlag?: string): { grpc: string; http?: string } {
+  if (routerFlag) return { grpc: routerFlag };
+  const ctx = readLiveContext(home);
+  if (!ctx) {
+    throw new Error(`no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\` or pass --router HOST:PORT`);
+  }
+  if (!ctx.routerGrpc) throw new Error(`the gpufleet stack running from ${home} has no inference-router in its context (started by an older gpufleet); restart it with \`gpufleet up\` or pass --router HOST:PORT`);
+  return { grpc: ctx.routerGrpc, http: ctx.router };
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { resolveHome, requireContext } from './context';
+import { resolveHome, requireContext, requireRouter } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
 import { runDescribeWorkload } from './commands/describe';
@@ -9,6 +9,7 @@ import { runDeleteDeployment, runDeploy, runDescribeDeployment, runScale } from 
 import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstanceStopped } from './commands/instances';
 import { runSsh } from './commands/ssh';
 import { runLogs } from './commands/logs';
+import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
 import { collect, intArg } from './flags';
 import { parseFormat } from './output/format';
 
@@ -29,6 +30,9 @@ Examples:
   gpufleet logs qwen2-5-0-5b-instruct -f                  follow the log of replica 0
   gpufleet create instance dev --accelerators 2 --wait    an SSH-reachable instance with two accelerators
   gpufleet ssh dev -- nvidia-smi                          run a command on it (or no command: a login shell)
+  curl http://127.0.0.1:8000/v1/models                    the models the router serves (OpenAI API)
+  gpufleet keys create --name ci --rpm 600                an API key for the router, 600 requests per minute
+  gpufleet usage --days 7                                 requests and tokens per day, key, deployment and model
 
 See docs/cli.md for every command and flag.`,
   );
@@ -36,6 +40,9 @@ See docs/cli.md for every command and flag.`,
 /** The scheduler address of the running stack, or --scheduler. */
 const schedulerOf = (o: { scheduler?: string }) => requireContext(resolveHome(program.opts().home), o.scheduler).scheduler;
 const SCHEDULER_FLAG = ['--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)'] as const;
+/** The router's KeyService address of the running stack, or --router. */
+const routerOf = (o: { router?: string }) => requireRouter(resolveHome(program.opts().home), o.router).grpc;
+const ROUTER_FLAG = ['--router <host:port>', "inference-router's gRPC KeyService address (default: from the stack context)"] as const;
 const NAMESPACE_FLAG = ['-n, --namespace <ns>', 'namespace', 'default'] as const;
 
 /** The kinds a verb accepts, e.g. `delete` takes workloads, deployments and instances. */
@@ -47,12 +54,16 @@ function kindFor(verb: string, value: string, allowed: Kind[]): Kind {
 
 program
   .command('up')
-  .description('start NATS, the scheduler, and one device-discovery agent and one node runtime per node of a fleet file')
+  .description('start NATS, Redis, the scheduler, the inference router, and one device-discovery agent and one node runtime per node of a fleet file')
   .option('--fleet <file>', 'fleet file describing simulated nodes', 'examples/fleets/dev.yaml')
   .option('--nats-url <url>', 'use this NATS server instead of starting one')
   .option('--nats-port <port>', 'preferred port for the NATS server it starts', intArg('--nats-port'), 4222)
   .option('--scheduler-port <port>', 'preferred scheduler gRPC port', intArg('--scheduler-port'), 50051)
   .option('--scheduler-http-port <port>', 'preferred scheduler HTTP port (/healthz, /metrics)', intArg('--scheduler-http-port'), 8080)
+  .option('--redis-url <url>', 'use this Redis (rate limits, usage counters) instead of starting one')
+  .option('--redis-port <port>', 'preferred port for the Redis server it starts', intArg('--redis-port'), 6379)
+  .option('--router-port <port>', "preferred port of the inference router's OpenAI API", intArg('--router-port'), 8000)
+  .option('--router-auth', 'make the router require API keys (gpufleet keys create); by default requests without one are served')
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
@@ -80,6 +91,10 @@ program
         natsPort: o.natsPort,
         schedulerPort: o.schedulerPort,
         schedulerHttpPort: o.schedulerHttpPort,
+        redisUrl: o.redisUrl,
+        redisPort: o.redisPort,
+        routerPort: o.routerPort,
+        routerAuth: Boolean(o.routerAuth),
         heartbeatIntervalS: o.heartbeatInterval,
         notReadyTimeoutS: o.notReadyTimeout,
         rescheduleAfterS: o.rescheduleAfter,
@@ -287,6 +302,52 @@ program
     } finally {
       clients.close();
     }
+  });
+
+const keys = program.command('keys').description("API keys of the inference router's OpenAI API: create, list, revoke");
+
+keys
+  .command('create')
+  .description('create an API key; the full key is printed this once')
+  .option('--name <name>', 'a label for people, e.g. "team-a ci"')
+  .option('--models <list>', 'served model names it may call, comma-separated, or all', 'all')
+  .option('--expires <when>', 'when it stops working: a duration (30d, 12h, 90m, 3600s) or an ISO date (2027-01-31, 2027-01-31T12:00:00Z); default never')
+  .option('--rpm <n>', 'requests per minute, per model (default unlimited)', intArg('--rpm'))
+  .option('--tpm <n>', 'prompt plus completion tokens per minute, per model (default unlimited)', intArg('--tpm'))
+  .option(...ROUTER_FLAG)
+  .action(async (o) => {
+    await runKeysCreate(routerOf(o), { name: o.name, models: o.models, expires: o.expires, rpm: o.rpm, tpm: o.tpm }, out);
+  });
+
+keys
+  .command('list')
+  .description('list API keys, oldest first (revoked ones with --all)')
+  .option('--all', 'include revoked keys')
+  .option('-o, --output <format>', 'table | json | yaml', 'table')
+  .option(...ROUTER_FLAG)
+  .action(async (o) => {
+    await runKeysList(routerOf(o), Boolean(o.all), parseFormat(o.output), out);
+  });
+
+keys
+  .command('revoke')
+  .description('revoke an API key: every router replica refuses it within a second')
+  .argument('<id>', 'key id: the 12 characters after gpufleet_')
+  .option(...ROUTER_FLAG)
+  .action(async (id: string, o) => {
+    await runKeysRevoke(routerOf(o), id, out);
+  });
+
+program
+  .command('usage')
+  .description("requests and tokens the inference router metered, per UTC day, key, deployment and model")
+  .option('--key <id>', 'only this key (anonymous: requests served without a key)')
+  .option('--days <n>', 'UTC days to show, today included', intArg('--days'), 1)
+  .option('--model <model>', 'only this served model name')
+  .option('-o, --output <format>', 'table | json | yaml', 'table')
+  .option(...ROUTER_FLAG)
+  .action(async (o) => {
+    await runUsage(routerOf(o), { key: o.key, days: o.days, model: o.model }, parseFormat(o.output), out);
   });
 
 program.parseAsync(process.argv).catch((err: Error & { details?: string }) => {

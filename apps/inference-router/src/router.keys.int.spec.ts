@@ -1,5 +1,6 @@
 // API keys and rate limits across two router replicas sharing NATS and Redis: KeyService over
-// gRPC, 401/403, revocation everywhere within a second, limits shared through Redis, 429.
+// gRPC, 401/403, revocation everywhere within a second, limits shared through Redis, 429, usage
+// read back with GetUsage.
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import { callUnary } from '@gpufleet/grpc-kit';
@@ -183,6 +184,71 @@ describe('rate limits shared by router replicas', () => {
   });
 });
 
+describe('GetUsage', () => {
+  const DAY_MS = 86_400_000;
+  const day = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
+  const usage = (request: { keyId?: string; days?: number; model?: string }, metadata = admin()) =>
+    callUnary(a.grpc, a.grpc.getUsage, { keyId: '', days: 0, model: '', ...request }, { metadata });
+
+  it('reports what both router replicas metered, per day, key, deployment and model, over the days asked for', async () => {
+    const created = await h.createKey(a, { allModels: true }, ADMIN);
+    const id = created.key?.id ?? '';
+    await known(b, id);
+    const once = { max_tokens: 3, ignore_eos: true };
+    expect((await post(a.base, '/v1/chat/completions', chat(MODEL, 'usage one', once), bearer(created.fullKey))).status).toBe(200);
+    expect((await post(b.base, '/v1/chat/completions', chat(MODEL, 'usage two', { ...once, stream: true }), bearer(created.fullKey))).status).toBe(200);
+    expect((await post(b.base, '/v1/chat/completions', chat(OTHER, 'usage three', once), bearer(created.fullKey))).status).toBe(200);
+
+    // Earlier days, as the meters of earlier days left them; one of another key, one past the range.
+    const redis = new Redis(h.redis.url, { disableClientInfo: true });
+    const dayKey = (daysAgo: number, keyId: string) => `gpufleet:${h.cluster}:usage:day:${day(daysAgo)}:${keyId}`;
+    try {
+      await redis.hset(dayKey(2, id), { [`requests|default.chat|${MODEL}`]: 5, [`completion_tokens|default.chat|${MODEL}`]: 50, [`estimated_requests|default.chat|${MODEL}`]: 1 });
+      await redis.hset(dayKey(2, 'zzzzzzzzzzzz'), { [`requests|default.other|${OTHER}`]: 7 });
+      await redis.hset(dayKey(3, id), { [`requests|default.chat|${MODEL}`]: 9 });
+    } finally {
+      redis.disconnect();
+    }
+
+    const today = await waitFor('today’s usage of both replicas in Redis', async () => {
+      const { rows } = await usage({ keyId: id, days: 1 });
+      return rows.length === 2 && rows.every((r) => r.requests === (r.model === MODEL ? 2 : 1)) ? rows : undefined;
+    });
+    expect(today).toEqual([
+      { day: day(0), keyId: id, deployment: 'default.chat', model: MODEL, requests: 2, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 6, estimatedRequests: 0 },
+      { day: day(0), keyId: id, deployment: 'default.other', model: OTHER, requests: 1, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 3, estimatedRequests: 0 },
+    ]);
+    expect(today[0].promptTokens).toBeGreaterThan(0);
+
+    const threeDays = (await usage({ keyId: id, days: 3 })).rows;
+    expect(threeDays.map((r) => [r.day, r.model, r.requests])).toEqual([
+      [day(2), MODEL, 5],
+      [day(0), MODEL, 2],
+      [day(0), OTHER, 1],
+    ]);
+    expect(threeDays[0]).toMatchObject({ completionTokens: 50, estimatedRequests: 1, promptTokens: 0 });
+    expect((await usage({ keyId: id, days: 3, model: OTHER })).rows.map((r) => r.model)).toEqual([OTHER]);
+
+    // Every key: found by SCAN, oldest day first, the day out of range left out.
+    const all = (await usage({ days: 3 })).rows;
+    expect(all.filter((r) => r.keyId === id).map((r) => r.requests)).toEqual([5, 2, 1]);
+    expect(all).toContainEqual(expect.objectContaining({ day: day(2), keyId: 'zzzzzzzzzzzz', deployment: 'default.other', model: OTHER, requests: 7 }));
+    expect(all.some((r) => r.day === day(3))).toBe(false);
+    expect(all.map((r) => r.day)).toEqual([...all.map((r) => r.day)].sort());
+    expect((await usage({ keyId: 'aaaaaaaaaaaa', days: 400 })).rows).toEqual([]);
+  });
+
+  it('needs the admin token and names a bad field', async () => {
+    expect((await grpcError(usage({}, new Metadata()))).code).toBe(status.UNAUTHENTICATED);
+    const tooMany = await grpcError(usage({ days: 401 }));
+    expect(tooMany.code).toBe(status.INVALID_ARGUMENT);
+    expect(tooMany.details).toContain('days: expected 1 to 400');
+    const badKey = await grpcError(usage({ keyId: 'gpufleet_abc' }));
+    expect(badKey.code).toBe(status.INVALID_ARGUMENT);
+    expect(badKey.details).toContain('key_id:');
+  });
+});
+
 describe('when Redis is down', () => {
   it('fail-open lets limited keys through, fail-closed answers 503, and usage metered meanwhile reaches Redis once it is back', async () => {
     const closed = await h.router({ GPUFLEET_ADMIN_TOKEN: ADMIN, RATE_LIMIT_FAIL_OPEN: 'false' });
@@ -197,6 +263,9 @@ describe('when Redis is down', () => {
     const refused = await post(closed.base, '/v1/chat/completions', chat(MODEL, 'x'), bearer(created.fullKey));
     expect(refused.status).toBe(503);
     expect((refused.json as ErrorBody).error.message).toContain('Redis unavailable');
+    const noUsage = await grpcError(callUnary(a.grpc, a.grpc.getUsage, { keyId: id, days: 1, model: '' }, { metadata: admin() }));
+    expect(noUsage.code).toBe(status.UNAVAILABLE);
+    expect(noUsage.details).toContain('usage counters could not be read from Redis');
     await waitFor('fail-closed router to report not ready', async () => ((await fetch(`http://127.0.0.1:${closed.opsPort}/readyz`)).status === 503 ? true : undefined));
     // Keys without limits never need Redis.
     const unlimited = await h.createKey(a, { allModels: true }, ADMIN);

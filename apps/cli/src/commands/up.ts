@@ -16,6 +16,13 @@ export interface UpOptions {
   schedulerPort: number;
   schedulerHttpPort: number;
   natsPort: number;
+  /** Use this Redis instead of starting redis-server. */
+  redisUrl?: string;
+  redisPort: number;
+  /** Preferred port of the router's OpenAI API. */
+  routerPort: number;
+  /** The router requires API keys (AUTH_REQUIRED=true). */
+  routerAuth: boolean;
   heartbeatIntervalS: number;
   notReadyTimeoutS: number;
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
@@ -47,9 +54,10 @@ function serviceArgs(app: string): string[] {
 }
 
 /**
- * `gpufleet up`: nats-server (unless --nats-url), the scheduler, and per node of the fleet file
- * one device-discovery agent and one node runtime, as local processes. Returns a function that
- * stops them all, and the pods the runtimes leave running.
+ * `gpufleet up`: nats-server (unless --nats-url), redis-server (unless --redis-url), the
+ * scheduler, the inference router, and per node of the fleet file one device-discovery agent and
+ * one node runtime, as local processes. Returns a function that stops them all, and the pods the
+ * runtimes leave running.
  */
 export async function up(opts: UpOptions): Promise<{ context: StackContext; stop: () => Promise<void> }> {
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
@@ -68,10 +76,14 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   const group = new ProcessGroup(onUnexpectedExit);
   // One group per node runtime, so that they stop in parallel (a group stops its members in turn).
   const runtimes: ProcessGroup[] = [];
+  // The router stops first, while the engines it sends requests to and the Redis and NATS it
+  // flushes usage to are still there.
+  const edge = new ProcessGroup(onUnexpectedExit);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Runtimes first: they detach from their pods on SIGTERM, leaving them for the next runtime
+      await edge.stopAll();
+      // Runtimes next: they detach from their pods on SIGTERM, leaving them for the next runtime
       // to adopt. Nothing will adopt them after a full shutdown, so they are killed next.
       await Promise.all(runtimes.map((g) => g.stopAll()));
       const killed = await killRecordedPods(fleet.nodes.map((n) => nodeStateDir(opts.home, n.name)), { log });
@@ -104,6 +116,23 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       await waitForPort(nats, natsPort);
       natsUrl = `nats://127.0.0.1:${natsPort}`;
       rows.push(['nats-server', natsUrl, nats.spec.logFile]);
+    }
+
+    let redisUrl = opts.redisUrl;
+    if (!redisUrl) {
+      const redisPort = await pickPort('Redis', opts.redisPort, log);
+      // Rate limits and usage counters of a local stack need not outlive it: no RDB, no AOF.
+      const redisDir = join(opts.home, 'redis');
+      mkdirSync(redisDir, { recursive: true });
+      const redis = start(group, {
+        name: 'redis-server',
+        command: requireBinary('redis-server'),
+        args: ['--bind', '127.0.0.1', '--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', redisDir],
+        logFile: join(logsDir, 'redis-server.log'),
+      });
+      await waitForPort(redis, redisPort);
+      redisUrl = `redis://127.0.0.1:${redisPort}`;
+      rows.push(['redis-server', redisUrl, redis.spec.logFile]);
     }
 
     const grpcPort = await pickPort('the scheduler gRPC API', opts.schedulerPort, log);
@@ -173,18 +202,47 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       rows.push([`runtime/${node.name}`, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
     }
 
+    const routerHttp = await pickPort('the router (OpenAI API)', opts.routerPort, log);
+    const routerOps = await freePort();
+    const routerGrpc = await freePort();
+    const router = start(edge, {
+      name: 'router',
+      command: process.execPath,
+      args: serviceArgs('inference-router'),
+      cwd: REPO_ROOT,
+      env: {
+        ...common,
+        REDIS_URL: redisUrl,
+        // Loopback only: without --router-auth anyone who reaches it is served, and KeyService is
+        // open unless GPUFLEET_ADMIN_TOKEN is set.
+        HOST: '127.0.0.1',
+        HTTP_PORT: String(routerHttp),
+        OPS_PORT: String(routerOps),
+        GRPC_PORT: String(routerGrpc),
+        AUTH_REQUIRED: String(opts.routerAuth),
+        // Within the 10 s a stopping process gets before SIGKILL, so its usage is flushed.
+        DRAIN_TIMEOUT_S: '5',
+      },
+      logFile: join(logsDir, 'router.log'),
+    });
+    const keysNote = opts.routerAuth ? 'keys required: gpufleet keys create' : 'keys not required';
+    rows.push(['router', `http://127.0.0.1:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc 127.0.0.1:${routerGrpc}`, router.spec.logFile]);
+
     const context: StackContext = {
       cluster: fleet.cluster,
       natsUrl,
       scheduler: `127.0.0.1:${grpcPort}`,
       schedulerHttp: `http://127.0.0.1:${httpPort}`,
+      router: `http://127.0.0.1:${routerHttp}`,
+      routerGrpc: `127.0.0.1:${routerGrpc}`,
+      redisUrl,
       pid: process.pid,
       startedAt: new Date().toISOString(),
       fleetFile,
       logsDir,
     };
     writeContext(opts.home, context);
-    await waitForNodes(context.scheduler, fleet.nodes.length, scheduler);
+    await Promise.all([waitForNodes(context.scheduler, fleet.nodes.length, scheduler), waitForReady(router, `http://127.0.0.1:${routerOps}`)]);
 
     const width = Math.max(...rows.map((r) => r[0].length));
     log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile}`);
@@ -202,6 +260,15 @@ async function waitForPort(p: ManagedProcess, port: number): Promise<void> {
     if (p.child.exitCode !== null) throw new Error(`${p.spec.name} exited; see ${p.spec.logFile}`);
     return (await isPortOpen(port)) || undefined;
   }, { timeoutMs: 15_000, intervalMs: 100 });
+}
+
+/** Waits until a service's /readyz answers 200. */
+async function waitForReady(p: ManagedProcess, ops: string): Promise<void> {
+  await waitFor(`${p.spec.name} to be ready (${ops}/readyz)`, async () => {
+    if (p.child.exitCode !== null) throw new Error(`${p.spec.name} exited; see ${p.spec.logFile}`);
+    const res = await fetch(`${ops}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    return res.status === 200 || undefined;
+  }, { timeoutMs: 90_000, intervalMs: 250 });
 }
 
 /** Waits until the scheduler answers and lists every node of the fleet. */

@@ -5,6 +5,7 @@ import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
 import { API_KEY_ID_LENGTH } from '@gpufleet/routing-core';
 import { newKeyRecord, publicKey } from './key-records';
 import type { KeyRegistry } from './key-registry';
+import { usageQuery, type UsageReport } from './usage-report';
 
 const KEY_ID = new RegExp(`^[a-z0-9]{${API_KEY_ID_LENGTH}}$`);
 const CAS_ATTEMPTS = 8;
@@ -14,6 +15,10 @@ export interface KeysGrpcDeps {
   readonly store: () => KvStore<ApiKeyRecord>;
   readonly registry: KeyRegistry;
   readonly adminToken: string | undefined;
+  /** The usage counters in Redis, for GetUsage. */
+  readonly usage: UsageReport;
+  /** USAGE_RETENTION_DAYS: the most days GetUsage reports. */
+  readonly retentionDays: number;
   readonly now?: () => Date;
 }
 
@@ -23,8 +28,8 @@ function checkId(id: string): void {
 
 /**
  * KeyService: any router replica creates, lists, reads and revokes keys in the api-keys bucket;
- * every replica's registry follows the bucket by watch. Needs the admin token when
- * GPUFLEET_ADMIN_TOKEN is set.
+ * every replica's registry follows the bucket by watch. GetUsage reads the usage counters every
+ * replica writes to Redis. Needs the admin token when GPUFLEET_ADMIN_TOKEN is set.
  */
 export function keysGrpc(deps: KeysGrpcDeps): KeyServiceServer {
   const now = deps.now ?? (() => new Date());
@@ -74,6 +79,11 @@ export function keysGrpc(deps: KeysGrpcDeps): KeyServiceServer {
           if (attempt >= CAS_ATTEMPTS) throw new GrpcError(GrpcStatus.ABORTED, 'ABORTED', `API key ${request.id} kept changing while being revoked; retry`);
         }
       }
+    }),
+
+    getUsage: unary(async (request, call) => {
+      requireAdmin(call.metadata, deps.adminToken);
+      return { rows: await deps.usage.rows(usageQuery(request, deps.retentionDays), now()) };
     }),
   };
 }

@@ -4,6 +4,7 @@ import { ApiError } from '@gpufleet/openai-protocol';
 import { formatApiKey, hashSecret } from '@gpufleet/routing-core';
 import { keyView, newKeyRecord, publicKey } from './key-records';
 import { ANONYMOUS, KeyRegistry } from './key-registry';
+import { usageQuery, utcDays } from './usage-report';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
 const request = (partial: Partial<CreateKeyRequest>): CreateKeyRequest => CreateKeyRequest.fromPartial({ name: 'k', ...partial });
@@ -75,5 +76,27 @@ describe('KeyRegistry', () => {
     const registry = new KeyRegistry(true);
     registry.apply({ kind: 'put', key: 'aaaaaaaaaaaa', value: { key: publicKey(record), secretHash: hashSecret('s') }, revision: 1 });
     expect(registry.size).toBe(0);
+  });
+});
+
+describe('GetUsage requests', () => {
+  const query = (partial: { keyId?: string; days?: number; model?: string }) => usageQuery({ keyId: '', days: 0, model: '', ...partial }, 30);
+
+  it('reads empty fields as every key and model, and days 0 as today', () => {
+    expect(query({})).toEqual({ keyId: undefined, days: 1, model: undefined });
+    expect(query({ keyId: 'anonymous', days: 30, model: 'llama' })).toEqual({ keyId: 'anonymous', days: 30, model: 'llama' });
+  });
+
+  it.each([
+    ['more days than are kept', { days: 31 }, 'days: expected 1 to 30'],
+    ['a full key for an id', { keyId: 'gpufleet_abc' }, 'key_id: expected'],
+    ['an over-long model name', { model: 'm'.repeat(257) }, 'model: expected'],
+  ])('rejects %s naming the field', (_what, partial, message) => {
+    expect(() => query(partial)).toThrow(message);
+  });
+
+  it('counts UTC days back from today, today included', () => {
+    expect(utcDays(new Date('2026-03-01T23:59:59Z'), 3)).toEqual(['2026-03-01', '2026-02-28', '2026-02-27']);
+    expect(utcDays(new Date('2026-03-02T00:00:00Z'), 1)).toEqual(['2026-03-02']);
   });
 });

@@ -17,7 +17,13 @@ import type { Logger } from '@gpufleet/observability';
 import type { RouterMetrics } from '../metrics/router-metrics';
 
 export const USAGE_COUNTERS = ['requests', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'estimated_requests'] as const;
-type Counter = (typeof USAGE_COUNTERS)[number];
+export type UsageCounter = (typeof USAGE_COUNTERS)[number];
+type Counter = UsageCounter;
+
+/** `gpufleet:<cluster>:usage`, the prefix of every usage hash (KeyService's GetUsage reads them). */
+export function usageKeyPrefix(cluster: string): string {
+  return `gpufleet:${cluster}:usage`;
+}
 
 /** Records per usage event; more are split into several events. */
 const RECORDS_PER_EVENT = 500;
@@ -65,7 +71,7 @@ export class UsageMeter {
   private redisFailing = false;
 
   constructor(private readonly options: UsageMeterOptions) {
-    this.prefix = `gpufleet:${options.cluster}:usage`;
+    this.prefix = usageKeyPrefix(options.cluster);
   }
 
   start(): void {

@@ -121,6 +121,46 @@ export interface RevokeKeyResponse {
   key: ApiKey | undefined;
 }
 
+export interface GetUsageRequest {
+  /**
+   * One key's usage; empty: every key ("anonymous" is the key of requests without one when
+   * AUTH_REQUIRED is false).
+   */
+  keyId: string;
+  /**
+   * UTC days to report, today included: 1 (or 0) is today, 7 the last seven days; at most the
+   * router's USAGE_RETENTION_DAYS.
+   */
+  days: number;
+  /** Only this served model name; empty: every model. */
+  model: string;
+}
+
+/**
+ * Usage of one key, through one deployment, of one model, on one UTC day: the counters of the
+ * usage:day hashes in Redis, summed over every router replica.
+ */
+export interface UsageRow {
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  keyId: string;
+  /** "<namespace>.<name>" of the deployment whose replicas served the requests. */
+  deployment: string;
+  model: string;
+  requests: number;
+  promptTokens: number;
+  /** Prompt tokens served from the engines' prefix caches. */
+  cachedTokens: number;
+  completionTokens: number;
+  /** Requests whose engine reported no usage: their tokens are the router's estimate. */
+  estimatedRequests: number;
+}
+
+export interface GetUsageResponse {
+  /** Oldest day first; within a day by key id, deployment and model. */
+  rows: UsageRow[];
+}
+
 /** One request's token usage, as a router replica metered it. */
 export interface UsageRecord {
   /** The x-request-id the client sent, or one the router made up. */
@@ -1499,6 +1539,405 @@ export const RevokeKeyResponse: MessageFns<RevokeKeyResponse> = {
   },
 };
 
+function createBaseGetUsageRequest(): GetUsageRequest {
+  return { keyId: "", days: 0, model: "" };
+}
+
+export const GetUsageRequest: MessageFns<GetUsageRequest> = {
+  encode(message: GetUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyId !== "") {
+      writer.uint32(10).string(message.keyId);
+    }
+    if (message.days !== 0) {
+      writer.uint32(16).uint32(message.days);
+    }
+    if (message.model !== "") {
+      writer.uint32(26).string(message.model);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetUsageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetUsageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.days = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetUsageRequest {
+    return {
+      keyId: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+      days: isSet(object.days) ? globalThis.Number(object.days) : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+    };
+  },
+
+  toJSON(message: GetUsageRequest): unknown {
+    const obj: any = {};
+    if (message.keyId !== "") {
+      obj.keyId = message.keyId;
+    }
+    if (message.days !== 0) {
+      obj.days = Math.round(message.days);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetUsageRequest>, I>>(base?: I): GetUsageRequest {
+    return GetUsageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetUsageRequest>, I>>(object: I): GetUsageRequest {
+    const message = createBaseGetUsageRequest();
+    message.keyId = object.keyId ?? "";
+    message.days = object.days ?? 0;
+    message.model = object.model ?? "";
+    return message;
+  },
+};
+
+function createBaseUsageRow(): UsageRow {
+  return {
+    day: "",
+    keyId: "",
+    deployment: "",
+    model: "",
+    requests: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    completionTokens: 0,
+    estimatedRequests: 0,
+  };
+}
+
+export const UsageRow: MessageFns<UsageRow> = {
+  encode(message: UsageRow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.day !== "") {
+      writer.uint32(10).string(message.day);
+    }
+    if (message.keyId !== "") {
+      writer.uint32(18).string(message.keyId);
+    }
+    if (message.deployment !== "") {
+      writer.uint32(26).string(message.deployment);
+    }
+    if (message.model !== "") {
+      writer.uint32(34).string(message.model);
+    }
+    if (message.requests !== 0) {
+      writer.uint32(40).uint64(message.requests);
+    }
+    if (message.promptTokens !== 0) {
+      writer.uint32(48).uint64(message.promptTokens);
+    }
+    if (message.cachedTokens !== 0) {
+      writer.uint32(56).uint64(message.cachedTokens);
+    }
+    if (message.completionTokens !== 0) {
+      writer.uint32(64).uint64(message.completionTokens);
+    }
+    if (message.estimatedRequests !== 0) {
+      writer.uint32(72).uint64(message.estimatedRequests);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageRow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageRow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.day = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deployment = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.requests = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.promptTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.cachedTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.completionTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.estimatedRequests = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageRow {
+    return {
+      day: isSet(object.day) ? globalThis.String(object.day) : "",
+      keyId: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+      deployment: isSet(object.deployment) ? globalThis.String(object.deployment) : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      requests: isSet(object.requests) ? globalThis.Number(object.requests) : 0,
+      promptTokens: isSet(object.promptTokens)
+        ? globalThis.Number(object.promptTokens)
+        : isSet(object.prompt_tokens)
+        ? globalThis.Number(object.prompt_tokens)
+        : 0,
+      cachedTokens: isSet(object.cachedTokens)
+        ? globalThis.Number(object.cachedTokens)
+        : isSet(object.cached_tokens)
+        ? globalThis.Number(object.cached_tokens)
+        : 0,
+      completionTokens: isSet(object.completionTokens)
+        ? globalThis.Number(object.completionTokens)
+        : isSet(object.completion_tokens)
+        ? globalThis.Number(object.completion_tokens)
+        : 0,
+      estimatedRequests: isSet(object.estimatedRequests)
+        ? globalThis.Number(object.estimatedRequests)
+        : isSet(object.estimated_requests)
+        ? globalThis.Number(object.estimated_requests)
+        : 0,
+    };
+  },
+
+  toJSON(message: UsageRow): unknown {
+    const obj: any = {};
+    if (message.day !== "") {
+      obj.day = message.day;
+    }
+    if (message.keyId !== "") {
+      obj.keyId = message.keyId;
+    }
+    if (message.deployment !== "") {
+      obj.deployment = message.deployment;
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.requests !== 0) {
+      obj.requests = Math.round(message.requests);
+    }
+    if (message.promptTokens !== 0) {
+      obj.promptTokens = Math.round(message.promptTokens);
+    }
+    if (message.cachedTokens !== 0) {
+      obj.cachedTokens = Math.round(message.cachedTokens);
+    }
+    if (message.completionTokens !== 0) {
+      obj.completionTokens = Math.round(message.completionTokens);
+    }
+    if (message.estimatedRequests !== 0) {
+      obj.estimatedRequests = Math.round(message.estimatedRequests);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageRow>, I>>(base?: I): UsageRow {
+    return UsageRow.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageRow>, I>>(object: I): UsageRow {
+    const message = createBaseUsageRow();
+    message.day = object.day ?? "";
+    message.keyId = object.keyId ?? "";
+    message.deployment = object.deployment ?? "";
+    message.model = object.model ?? "";
+    message.requests = object.requests ?? 0;
+    message.promptTokens = object.promptTokens ?? 0;
+    message.cachedTokens = object.cachedTokens ?? 0;
+    message.completionTokens = object.completionTokens ?? 0;
+    message.estimatedRequests = object.estimatedRequests ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetUsageResponse(): GetUsageResponse {
+  return { rows: [] };
+}
+
+export const GetUsageResponse: MessageFns<GetUsageResponse> = {
+  encode(message: GetUsageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.rows) {
+      UsageRow.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetUsageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetUsageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rows.push(UsageRow.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetUsageResponse {
+    return { rows: globalThis.Array.isArray(object?.rows) ? object.rows.map((e: any) => UsageRow.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: GetUsageResponse): unknown {
+    const obj: any = {};
+    if (message.rows?.length) {
+      obj.rows = message.rows.map((e) => UsageRow.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetUsageResponse>, I>>(base?: I): GetUsageResponse {
+    return GetUsageResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetUsageResponse>, I>>(object: I): GetUsageResponse {
+    const message = createBaseGetUsageResponse();
+    message.rows = object.rows?.map((e) => UsageRow.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseUsageRecord(): UsageRecord {
   return {
     requestId: "",
@@ -1942,9 +2381,9 @@ export const UsageEvent: MessageFns<UsageEvent> = {
 };
 
 /**
- * API keys of the OpenAI-compatible endpoint, served by every inference-router replica. Keys
- * live in the api-keys bucket, which every router replica watches: a revocation applies
- * everywhere within a second.
+ * API keys of the OpenAI-compatible endpoint and their metered usage, served by every
+ * inference-router replica. Keys live in the api-keys bucket, which every router replica
+ * watches: a revocation applies everywhere within a second.
  */
 export type KeyServiceService = typeof KeyServiceService;
 export const KeyServiceService = {
@@ -1984,6 +2423,16 @@ export const KeyServiceService = {
     responseSerialize: (value: RevokeKeyResponse): Buffer => Buffer.from(RevokeKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RevokeKeyResponse => RevokeKeyResponse.decode(value),
   },
+  /** Metered usage per day, key, deployment and model, from the counters in Redis. */
+  getUsage: {
+    path: "/gpufleet.v1.KeyService/GetUsage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetUsageRequest): Buffer => Buffer.from(GetUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetUsageRequest => GetUsageRequest.decode(value),
+    responseSerialize: (value: GetUsageResponse): Buffer => Buffer.from(GetUsageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetUsageResponse => GetUsageResponse.decode(value),
+  },
 } as const;
 
 export interface KeyServiceServer extends UntypedServiceImplementation {
@@ -1991,6 +2440,8 @@ export interface KeyServiceServer extends UntypedServiceImplementation {
   getKey: handleUnaryCall<GetKeyRequest, GetKeyResponse>;
   listKeys: handleUnaryCall<ListKeysRequest, ListKeysResponse>;
   revokeKey: handleUnaryCall<RevokeKeyRequest, RevokeKeyResponse>;
+  /** Metered usage per day, key, deployment and model, from the counters in Redis. */
+  getUsage: handleUnaryCall<GetUsageRequest, GetUsageResponse>;
 }
 
 export interface KeyServiceClient extends Client {
@@ -2053,6 +2504,22 @@ export interface KeyServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RevokeKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** Metered usage per day, key, deployment and model, from the counters in Redis. */
+  getUsage(
+    request: GetUsageRequest,
+    callback: (error: ServiceError | null, response: GetUsageResponse) => void,
+  ): ClientUnaryCall;
+  getUsage(
+    request: GetUsageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetUsageResponse) => void,
+  ): ClientUnaryCall;
+  getUsage(
+    request: GetUsageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetUsageResponse) => void,
   ): ClientUnaryCall;
 }
 
