@@ -7,8 +7,6 @@ import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDe
 import { WorkloadApiContext } from './workload-api-context';
 import { storeKey, workloadKey } from './workload-keys';
 
-const CAS_ATTEMPTS = 8;
-
 /**
  * DeploymentService: any replica validates and records deployments in the store (spec and
  * generation); the leader's DeploymentController creates, replaces and deletes the replicas'
@@ -44,26 +42,8 @@ export class DeploymentsGrpc {
     return found;
   }
 
-  /** Read-modify-write of one deployment with compare-and-set, retried on a concurrent write. */
-  private async modify(namespace: string, name: string, change: (d: ModelDeployment) => ModelDeployment): Promise<ModelDeployment> {
-    this.ctx.requireLabel('namespace', namespace);
-    this.ctx.requireLabel('name', name);
-    const key = storeKey(workloadKey(namespace, name));
-    for (let attempt = 0; ; attempt++) {
-      const current = await this.store.store.get(key);
-      if (!current) throw notFound('deployment', workloadKey(namespace, name), 'list them with `gpufleet get deployments`');
-      if (current.value.deletionRequestedAt) {
-        throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `deployment "${workloadKey(namespace, name)}" is being deleted`);
-      }
-      const next = change(current.value);
-      if (next === current.value) return next;
-      try {
-        await this.store.store.update(key, next, current.revision);
-        return next;
-      } catch (err) {
-        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
-      }
-    }
+  private modify(namespace: string, name: string, change: (current: ModelDeployment) => ModelDeployment): Promise<ModelDeployment> {
+    return this.ctx.modifyRecord(this.store.store, 'deployment', namespace, name, change);
   }
 
   readonly implementation: DeploymentServiceServer = {

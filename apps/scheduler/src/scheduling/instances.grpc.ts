@@ -7,8 +7,6 @@ import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validat
 import { WorkloadApiContext } from './workload-api-context';
 import { storeKey, workloadKey } from './workload-keys';
 
-const CAS_ATTEMPTS = 8;
-
 /**
  * InstanceService: records GPU instances in the store; the leader's InstanceController gives
  * each a workload (its devices) and reports the sshd endpoint the node runtime started.
@@ -39,25 +37,8 @@ export class InstancesGrpc {
     return found;
   }
 
-  private async modify(namespace: string, name: string, change: (i: GPUInstance) => GPUInstance): Promise<GPUInstance> {
-    this.ctx.requireLabel('namespace', namespace);
-    this.ctx.requireLabel('name', name);
-    const key = storeKey(workloadKey(namespace, name));
-    for (let attempt = 0; ; attempt++) {
-      const current = await this.store.store.get(key);
-      if (!current) throw notFound('instance', workloadKey(namespace, name), 'list them with `gpufleet get instances`');
-      if (current.value.deletionRequestedAt) {
-        throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `instance "${workloadKey(namespace, name)}" is being deleted`);
-      }
-      const next = change(current.value);
-      if (next === current.value) return next;
-      try {
-        await this.store.store.update(key, next, current.revision);
-        return next;
-      } catch (err) {
-        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
-      }
-    }
+  private modify(namespace: string, name: string, change: (current: GPUInstance) => GPUInstance): Promise<GPUInstance> {
+    return this.ctx.modifyRecord(this.store.store, 'instance', namespace, name, change);
   }
 
   readonly implementation: InstanceServiceServer = {

@@ -1,13 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, unavailable } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, unavailable } from '@gpufleet/grpc-kit';
+import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
 import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
 import { describeProblems, isDns1123Label, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
-import { workloadKey } from './workload-keys';
+import { storeKey, workloadKey } from './workload-keys';
+
+const CAS_ATTEMPTS = 8;
 
 /** What DeploymentService and InstanceService share: readiness, name checks, queue and InstanceType lookups. */
 @Injectable()
@@ -61,5 +64,35 @@ export class WorkloadApiContext implements DeploymentValidationContext {
       const field = p.field.replace(/^podSets\[0\]\./, `${fieldPrefix}.`).replace(/^podSets\[0\]$/, fieldPrefix);
       return { ...p, field, message: p.message.replace(p.field, field) };
     });
+  }
+
+  /**
+   * Read-modify-write of one deployment or instance record with compare-and-set, retried on a
+   * concurrent write. Refused once deletion was requested; `change` returning its argument
+   * unchanged writes nothing.
+   */
+  async modifyRecord<T extends { deletionRequestedAt?: Date | undefined }>(
+    store: KvStore<T>,
+    kind: 'deployment' | 'instance',
+    namespace: string,
+    name: string,
+    change: (current: T) => T,
+  ): Promise<T> {
+    this.requireLabel('namespace', namespace);
+    this.requireLabel('name', name);
+    const id = workloadKey(namespace, name);
+    for (let attempt = 0; ; attempt++) {
+      const current = await store.get(storeKey(id));
+      if (!current) throw notFound(kind, id, `list them with \`gpufleet get ${kind}s\``);
+      if (current.value.deletionRequestedAt) throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `${kind} "${id}" is being deleted`);
+      const next = change(current.value);
+      if (next === current.value) return next;
+      try {
+        await store.update(storeKey(id), next, current.revision);
+        return next;
+      } catch (err) {
+        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+      }
+    }
   }
 }
