@@ -27,7 +27,7 @@ export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedMode
     mode: (engine.mode || 'throughput') as EngineMode,
     role: (run.role || 'server') as EngineRole,
     modelPath: run.model,
-    servedModelName: run.servedModelName,
+    servedModelName: run.servedModelName || run.model,
     port: placement.port,
     acceleratorsPerPod: placement.acceleratorIds.length,
     acceleratorIds: placement.acceleratorIds,

@@ -1,13 +1,11 @@
 import { createHash } from 'crypto';
 import type { EngineRun, InstanceRun, NodeInventory } from '@gpufleet/contracts';
+import { engineSpecOf } from '@gpufleet/deployments-core';
 import {
   buildEngineCommand,
   EngineSpecError,
   simulatedEngineCommand,
   type EngineCommand,
-  type EngineKind,
-  type EngineMode as PresetMode,
-  type EngineRole,
   type EngineSimEntry,
   type EngineSpec,
 } from '@gpufleet/engine-presets';
@@ -136,38 +134,13 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
   };
 }
 
-/** EngineRun (proto, empty strings for unset) → EngineSpec (engine-presets, undefined for unset). */
+/** EngineRun on this pod's devices → EngineSpec (the one conversion, shared with deployment validation). */
 export function engineSpec(run: EngineRun, devices: PodDevices, port: number): EngineSpec {
-  const config = run.engine;
-  const speculative = config?.speculative?.method
-    ? {
-        method: config.speculative.method as NonNullable<EngineSpec['speculative']>['method'],
-        ...(config.speculative.draftModel ? { draftModel: config.speculative.draftModel } : {}),
-        ...(config.speculative.numSpeculativeTokens ? { numSpeculativeTokens: config.speculative.numSpeculativeTokens } : {}),
-      }
-    : undefined;
-  const kvOffload = config?.kvOffload?.connector
-    ? { connector: config.kvOffload.connector, ...(config.kvOffload.cpuBytes ? { cpuBytes: config.kvOffload.cpuBytes } : {}) }
-    : undefined;
-  // Casts: the proto carries free strings; validateEngineSpec (inside buildEngineCommand) refuses
-  // any that is not one of the engine-presets names, naming the field.
-  return {
-    engine: (config?.engine ?? '') as EngineKind,
-    ...(config?.version ? { version: config.version } : {}),
-    mode: (config?.mode || 'throughput') as PresetMode,
-    role: (run.role || 'server') as EngineRole,
-    modelPath: run.model,
-    servedModelName: run.servedModelName || run.model,
-    port,
-    acceleratorsPerPod: devices.engineIds.length,
+  return engineSpecOf(run, {
     acceleratorIds: devices.engineIds,
+    port,
     ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}),
-    ...(speculative ? { speculative } : {}),
-    ...(kvOffload ? { kvOffload } : {}),
-    ...(config?.extraArgs.length ? { extraArgs: config.extraArgs } : {}),
-    ...(config && Object.keys(config.env).length > 0 ? { env: config.env } : {}),
-    ...(config?.customCommand ? { customTemplate: config.customCommand } : {}),
-  };
+  });
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
