@@ -4,11 +4,17 @@
 // same run on the same machine and engines. engine-sim replicas run at zero latency, so the
 // engines cost as little as possible and the proxies' own cost shows.
 //
-// 1. Added latency: one request at a time (concurrency 1) straight to an engine, then through
-//    nginx, then through the router; added p50/p99 = proxy − direct. Non-streamed and streamed.
+// 1. Added latency: one request at a time (concurrency 1), in turn straight to an engine,
+//    through nginx and through the router (interleaved, so the machine's noise hits all three
+//    alike); added p50/p99 = proxy − direct. Non-streamed and streamed.
+//    A byte-for-byte TCP relay in Node (support/tcp-relay.ts) is measured too: it parses no
+//    HTTP at all, so its added latency is the floor for any proxy written in Node.
 // 2. Capacity: `--concurrency` closed-loop keep-alive clients through each proxy, non-streamed
-//    and streamed (16 chunks + usage); requests/s. The router is one Node process (one core);
-//    nginx runs `worker_processes 1`, so both proxy on one core.
+//    and streamed (16 chunks + usage); requests/s, and the CPU time the proxy used meanwhile
+//    (from /proc), as requests per CPU second: what one core would serve. The router is one
+//    Node process; nginx runs `worker_processes 1`, so both proxy on one core. On a small
+//    machine the load generator and the engines share the cores with the proxy and cap the
+//    wall-clock figure; requests per CPU second does not depend on what else runs.
 //
 // The router runs as `gpufleet up` starts it, without API keys (AUTH_REQUIRED=false), with its
 // default routing policy (cache_aware) over replicas it learns from the deployments bucket.
@@ -20,7 +26,7 @@ import { connect } from 'nats';
 import { Buckets, DeploymentPhase, ModelDeployment } from '@gpufleet/contracts';
 import { KvStore } from '@gpufleet/messaging';
 import { freePort, requireBinary, startNats, startRedis, waitFor } from '@gpufleet/testing';
-import { drive, REPO_ROOT, RESULT_HEADER, row, startProcess, type LoadOptions, type Result, type Started } from './support/http-load';
+import { drive, driveInterleaved, processFamily, REPO_ROOT, RESULT_HEADER, row, startProcess, type LoadOptions, type Result, type Started } from './support/http-load';
 
 const MODEL = 'bench-model';
 const CLUSTER = 'bench';
@@ -33,7 +39,7 @@ interface Options extends LoadOptions {
 
 function parseOptions(args: string[]): Options {
   const options: Options = { durationS: 8, warmupS: 2, concurrency: 64, engines: 2, maxTokens: 16 };
-  const names: Record<string, keyof Options> = {
+  const names: Record<string, Exclude<keyof Options, 'cpuOf'>> = {
     '--duration': 'durationS',
     '--warmup': 'warmupS',
     '--concurrency': 'concurrency',
@@ -192,55 +198,81 @@ export async function run(args: string[]): Promise<void> {
     writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, nginxPort, engines.map((e) => new URL(e.base).host)));
     const nginx = await startProcess('nginx', nginxBin, ['-c', join(dir, 'nginx.conf'), '-p', dir], `http://127.0.0.1:${nginxPort}`, '/health');
     stops.push(() => nginx.stop());
+    const nginxPids = processFamily(nginx.child.pid as number);
+    const routerPids = [router.child.pid as number];
 
-    const one: LoadOptions = { ...options, concurrency: 1 };
+    const relayPort = await freePort();
+    const relay = await startProcess(
+      'tcp relay',
+      process.execPath,
+      [...TS_NODE, join(REPO_ROOT, 'tools/bench/support/tcp-relay.ts'), String(relayPort), ...engines.map((e) => new URL(e.base).host)],
+      `http://127.0.0.1:${relayPort}`,
+      '/health',
+    );
+    stops.push(() => relay.stop());
+
     const results: Result[] = [];
     const measure = async (name: string, base: string, payload: unknown, load: LoadOptions, check: (t: string) => boolean): Promise<Result> => {
       const r = await drive(name, base, payload, load, check);
       results.push(r);
       return r;
     };
-    const directPlain = await measure('direct to one engine, non-streamed, c=1', engines[0].base, chat, one, isCompletion);
-    const nginxPlain = await measure('nginx, non-streamed, c=1', nginx.base, chat, one, isCompletion);
-    const routerPlain = await measure('router, non-streamed, c=1', routerBase, chat, one, isCompletion);
-    const directStream = await measure('direct to one engine, streamed, c=1', engines[0].base, streamChat, one, isStream);
-    const nginxStream = await measure('nginx, streamed, c=1', nginx.base, streamChat, one, isStream);
-    const routerStream = await measure('router, streamed, c=1', routerBase, streamChat, one, isStream);
+    const latency = async (what: string, payload: unknown, check: (t: string) => boolean): Promise<Result[]> => {
+      const targets = [
+        { name: `direct to one engine, ${what}, c=1`, base: engines[0].base },
+        { name: `Node TCP relay (floor), ${what}, c=1`, base: relay.base },
+        { name: `nginx, ${what}, c=1`, base: nginx.base },
+        { name: `router, ${what}, c=1`, base: routerBase },
+      ];
+      const measured = await driveInterleaved(targets, payload, options, check);
+      results.push(...measured);
+      return measured;
+    };
+    const [directPlain, relayPlain, nginxPlain, routerPlain] = await latency('non-streamed', chat, isCompletion);
+    const [directStream, relayStream, nginxStream, routerStream] = await latency('streamed', streamChat, isStream);
     const c = options.concurrency;
-    const nginxMax = await measure(`nginx, non-streamed, c=${c}`, nginx.base, chat, options, isCompletion);
-    const routerMax = await measure(`router, non-streamed, c=${c}`, routerBase, chat, options, isCompletion);
-    const nginxMaxStream = await measure(`nginx, streamed, c=${c}`, nginx.base, streamChat, options, isStream);
-    const routerMaxStream = await measure(`router, streamed, c=${c}`, routerBase, streamChat, options, isStream);
+    const nginxLoad: LoadOptions = { ...options, cpuOf: nginxPids };
+    const routerLoad: LoadOptions = { ...options, cpuOf: routerPids };
+    const nginxMax = await measure(`nginx, non-streamed, c=${c}`, nginx.base, chat, nginxLoad, isCompletion);
+    const routerMax = await measure(`router, non-streamed, c=${c}`, routerBase, chat, routerLoad, isCompletion);
+    const nginxMaxStream = await measure(`nginx, streamed, c=${c}`, nginx.base, streamChat, nginxLoad, isStream);
+    const routerMaxStream = await measure(`router, streamed, c=${c}`, routerBase, streamChat, routerLoad, isStream);
 
     const added = (proxy: Result, direct: Result, p: 'p50' | 'p99') => proxy[p] - direct[p];
     console.log('');
     for (const line of RESULT_HEADER) console.log(line);
     for (const r of results) console.log(row(r));
     console.log('');
-    console.log('| added latency (proxy − direct) | router ms | nginx ms | router / nginx |');
-    console.log('| --- | --- | --- | --- |');
-    for (const [what, proxyR, proxyN, direct] of [
-      ['non-streamed p50', routerPlain, nginxPlain, directPlain],
-      ['non-streamed p99', routerPlain, nginxPlain, directPlain],
-      ['streamed p50', routerStream, nginxStream, directStream],
-      ['streamed p99', routerStream, nginxStream, directStream],
+    console.log('| added latency (proxy − direct) | router ms | nginx ms | Node TCP relay ms | router / nginx |');
+    console.log('| --- | --- | --- | --- | --- |');
+    for (const [what, proxyR, proxyN, floorR, direct] of [
+      ['non-streamed p50', routerPlain, nginxPlain, relayPlain, directPlain],
+      ['non-streamed p99', routerPlain, nginxPlain, relayPlain, directPlain],
+      ['streamed p50', routerStream, nginxStream, relayStream, directStream],
+      ['streamed p99', routerStream, nginxStream, relayStream, directStream],
     ] as const) {
       const p = what.endsWith('p50') ? 'p50' : 'p99';
       const r = added(proxyR, direct, p);
       const n = added(proxyN, direct, p);
-      console.log(`| ${what} | ${r.toFixed(3)} | ${n.toFixed(3)} | ${(r / n).toFixed(2)} |`);
+      console.log(`| ${what} | ${r.toFixed(3)} | ${n.toFixed(3)} | ${added(floorR, direct, p).toFixed(3)} | ${(r / n).toFixed(2)} |`);
     }
     console.log('');
     console.log(`ratio router / nginx requests/s (non-streamed, c=${c}): ${(routerMax.rps / nginxMax.rps).toFixed(2)}`);
     console.log(`ratio router / nginx requests/s (streamed, c=${c}): ${(routerMaxStream.rps / nginxMaxStream.rps).toFixed(2)}`);
-    const p50Goal = added(routerPlain, directPlain, 'p50') <= 1.5 * added(nginxPlain, directPlain, 'p50');
-    console.log(`goal: added p50 within 1.5x of nginx's: ${p50Goal ? 'met' : 'NOT met'}`);
-    console.log(`goal: >= 3000 requests/s through the router (one process): ${routerMax.rps >= 3000 ? 'met' : 'NOT met'}`);
+    console.log(`ratio router / nginx requests per CPU second (non-streamed, c=${c}): ${(routerMax.rpsPerCore / nginxMax.rpsPerCore).toFixed(2)}`);
+    const addedRouter = added(routerPlain, directPlain, 'p50');
+    const addedNginx = added(nginxPlain, directPlain, 'p50');
+    const addedFloor = added(relayPlain, directPlain, 'p50');
+    console.log(`ratio Node TCP relay / nginx added p50 (the floor for a proxy in Node): ${(addedFloor / addedNginx).toFixed(2)}`);
+    console.log(`goal: added p50 within 1.5x of nginx's: ${addedRouter <= 1.5 * addedNginx ? 'met' : 'NOT met'} (${(addedRouter / addedNginx).toFixed(2)}x)`);
+    console.log(`goal: >= 3000 requests/s on one core (requests per router CPU second, non-streamed): ${routerMax.rpsPerCore >= 3000 ? 'met' : 'NOT met'}`);
     console.log('');
-    console.log(`added_p50_ms_router: ${added(routerPlain, directPlain, 'p50').toFixed(3)}`);
-    console.log(`added_p50_ms_nginx: ${added(nginxPlain, directPlain, 'p50').toFixed(3)}`);
+    console.log(`added_p50_ms_router: ${addedRouter.toFixed(3)}`);
+    console.log(`added_p50_ms_nginx: ${addedNginx.toFixed(3)}`);
+    console.log(`added_p50_ms_node_tcp_relay: ${addedFloor.toFixed(3)}`);
     console.log(`added_p99_ms_router: ${added(routerPlain, directPlain, 'p99').toFixed(3)}`);
     console.log(`router_requests_per_second: ${Math.round(routerMax.rps)}`);
+    console.log(`router_requests_per_cpu_second: ${Math.round(routerMax.rpsPerCore)}`);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }

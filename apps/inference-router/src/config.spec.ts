@@ -25,5 +25,11 @@ describe('router configuration', () => {
     }
     expect(() => loadRouterConfig({ OPS_PORT: '8000' })).toThrow('OPS_PORT: must differ from HTTP_PORT (both 8000)');
     expect(() => loadRouterConfig({ EJECT_BASE_S: '10', EJECT_MAX_S: '5' })).toThrow('EJECT_MAX_S: must be at least EJECT_BASE_S');
+    expect(() => loadRouterConfig({ ENGINE_METRICS_INTERVAL_S: '10ms' })).toThrow('ENGINE_METRICS_INTERVAL_S: must be 0 (off) or at least 0.05 s');
+  });
+
+  it('reads the engines’ /metrics every second by default, 0 turning it off', () => {
+    expect(loadRouterConfig({})).toMatchObject({ ENGINE_METRICS_INTERVAL_S: 1, ENGINE_METRICS_TIMEOUT_S: 1 });
+    expect(loadRouterConfig({ ENGINE_METRICS_INTERVAL_S: '0' }).ENGINE_METRICS_INTERVAL_S).toBe(0);
   });
 });

@@ -112,7 +112,7 @@ export const routerConfigSchema = defineConfig({
   BALANCE_ABS_THRESHOLD: int({
     default: CACHE_AWARE_DEFAULTS.balanceAbsThreshold,
     min: 0,
-    desc: 'cache_aware: load counts as unbalanced when the busiest replica has more than this many requests in flight over the least busy (and BALANCE_REL_THRESHOLD times as many).',
+    desc: 'cache_aware: load counts as unbalanced when the busiest replica has more than this many requests over the least busy (and BALANCE_REL_THRESHOLD times as many); requests: this router’s in flight plus other routers’ seen in the engine’s /metrics.',
   }),
   BALANCE_REL_THRESHOLD: num({
     default: CACHE_AWARE_DEFAULTS.balanceRelThreshold,
@@ -149,6 +149,12 @@ export const routerConfigSchema = defineConfig({
   }),
   QUEUE_MAX: int({ default: 1024, min: 0, desc: 'Requests per model that may wait for a replica when every replica is at MAX_INFLIGHT_PER_REPLICA; more get 503.' }),
   QUEUE_TIMEOUT_S: duration({ default: 30, min: 0.001, desc: 'Longest wait in that queue before a 503.' }),
+  ENGINE_METRICS_INTERVAL_S: duration({
+    default: 1,
+    min: 0,
+    desc: 'How often the router reads every replica’s /metrics (requests running and waiting, KV cache use) to see the load other router replicas put there; a sample not renewed for 3 intervals is dropped. 0: never, policies see only this router’s in-flight counts.',
+  }),
+  ENGINE_METRICS_TIMEOUT_S: duration({ default: 1, min: 0.001, desc: 'Longest wait for one replica’s /metrics; one read per replica is in flight at most.' }),
   UPSTREAM_API_KEY: str({ optional: true, secret: true, desc: 'Sent to the engines as "Authorization: Bearer …" when they run with --api-key.' }),
 
   USAGE_FLUSH_S: duration({ default: 1, min: 0.01, desc: 'How often metered usage goes to Redis and NATS (usage events) and Prometheus.' }),
@@ -166,6 +172,9 @@ export function routerConfigProblems(config: RouterConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (config.EJECT_MAX_S < config.EJECT_BASE_S) {
     problems.push({ variable: 'EJECT_MAX_S', message: `must be at least EJECT_BASE_S (${config.EJECT_BASE_S}), got ${config.EJECT_MAX_S}` });
+  }
+  if (config.ENGINE_METRICS_INTERVAL_S > 0 && config.ENGINE_METRICS_INTERVAL_S < 0.05) {
+    problems.push({ variable: 'ENGINE_METRICS_INTERVAL_S', message: `must be 0 (off) or at least 0.05 s, so as not to flood the engines, got ${config.ENGINE_METRICS_INTERVAL_S}` });
   }
   const ports: [string, number][] = [
     ['HTTP_PORT', config.HTTP_PORT],

@@ -13,6 +13,7 @@ import { EventBus, KvStore, NATS_CONNECTION, type KvWatchHandle } from '@gpuflee
 import { LOGGER, METRICS_REGISTRY, Readiness, type Logger, type Registry } from '@gpufleet/observability';
 import { createRoutingPolicy, PassiveHealth, type RoutingPolicyConfig } from '@gpufleet/routing-core';
 import { ROUTER_CONFIG, type RouterConfig } from './config';
+import { EngineMetricsPoller } from './deployments/engine-metrics-poller';
 import { ModelDirectory } from './deployments/model-directory';
 import { KeyRegistry } from './keys/key-registry';
 import { RateLimiter } from './limits/rate-limiter';
@@ -35,8 +36,8 @@ export function routingPolicyConfig(config: RouterConfig): RoutingPolicyConfig {
 
 /**
  * The router's moving parts, tied to the Nest lifecycle: the deployments and api-keys watches
- * (loaded before the API opens), the Redis-backed limiter and meter, and the raw HTTP server on
- * HTTP_PORT. Shutdown: readiness turns 503, the API drains, the meter flushes, then NATS and
+ * (loaded before the API opens), the Redis-backed limiter and meter, the poller of the engines'
+ * /metrics (their load, for the policies) and the raw HTTP server on HTTP_PORT. Shutdown: readiness turns 503, the API drains, the meter flushes, then NATS and
  * Redis close.
  */
 @Injectable()
@@ -46,6 +47,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
   readonly metrics: RouterMetrics;
   readonly limiter: RateLimiter;
   readonly meter: UsageMeter;
+  readonly engineMetrics: EngineMetricsPoller;
   readonly server: RouterServer;
   private keyStore: KvStore<ApiKeyRecord> | undefined;
   private readonly watches: KvWatchHandle[] = [];
@@ -73,6 +75,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
       maxInFlightPerReplica: config.MAX_INFLIGHT_PER_REPLICA,
       queueMax: config.QUEUE_MAX,
       queueTimeoutMs: config.QUEUE_TIMEOUT_S * 1000,
+      connectTimeoutMs: config.CONNECT_TIMEOUT_S * 1000,
     });
     this.keys = new KeyRegistry(config.AUTH_REQUIRED);
     this.metrics = new RouterMetrics(registry, this.directory, () => this.keys.size);
@@ -87,6 +90,14 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
       flushMs: config.USAGE_FLUSH_S * 1000,
       retentionDays: config.USAGE_RETENTION_DAYS,
     });
+    this.engineMetrics = new EngineMetricsPoller({
+      directory: this.directory,
+      metrics: this.metrics,
+      logger,
+      intervalMs: config.ENGINE_METRICS_INTERVAL_S * 1000,
+      timeoutMs: config.ENGINE_METRICS_TIMEOUT_S * 1000,
+      headers: config.UPSTREAM_API_KEY ? { authorization: `Bearer ${config.UPSTREAM_API_KEY}` } : undefined,
+    });
     this.server = new RouterServer({
       config,
       directory: this.directory,
@@ -97,7 +108,6 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
       logger,
       cacheAware: policy.policy === 'cache_aware',
       requestTimeoutMs: config.REQUEST_TIMEOUT_S * 1000,
-      connectTimeoutMs: config.CONNECT_TIMEOUT_S * 1000,
       readiness: () => this.readiness.evaluate(),
     });
     redis.on('error', (err: Error) => logger.debug({ err }, `redis: ${err.message}`));
@@ -137,6 +147,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
     await Promise.all([deploymentsWatch.ready, keysWatch.ready]);
     loaded = true;
     this.meter.start();
+    this.engineMetrics.start();
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -158,6 +169,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async onApplicationShutdown(): Promise<void> {
     for (const watch of this.watches) watch.stop();
+    this.engineMetrics.stop();
     this.directory.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

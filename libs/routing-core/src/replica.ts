@@ -1,3 +1,5 @@
+import type { EngineLoad } from './engine-load';
+
 /**
  * What a routing policy sees of one ready replica of a model deployment. The router builds
  * these views from its own in-flight counters, the engines' metrics and passive health.
@@ -6,10 +8,12 @@ export interface ReplicaView {
   readonly id: string;
   /** Requests this router has sent to the replica and not yet seen finish. */
   readonly inFlight: number;
-  /** Requests waiting in the engine's queue, from its metrics (vLLM `num_requests_waiting`). */
-  readonly queued?: number;
-  /** Fraction of the engine's KV cache in use, 0-1, from its metrics. */
-  readonly kvCacheUsage?: number;
+  /**
+   * The engine's own count of running and waiting requests and its KV cache usage, from its last
+   * fresh `/metrics` sample; undefined when there is none (not polled, failing, or stale).
+   * Policies balance on `effectiveLoad`, which adds the requests of other routers it reveals.
+   */
+  readonly engineLoad?: EngineLoad | undefined;
   /** Passive health took it out of rotation; no policy picks it. */
   readonly ejected: boolean;
 }

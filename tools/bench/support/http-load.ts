@@ -1,6 +1,7 @@
 // Shared by the HTTP benchmarks: start a server process and wait for it, and drive a URL with a
 // closed loop of keep-alive requests, recording per-request latency.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { resolve } from 'node:path';
 import { waitFor } from '@gpufleet/process-kit';
@@ -55,6 +56,44 @@ export interface LoadOptions {
   durationS: number;
   warmupS: number;
   concurrency: number;
+  /** Process ids whose CPU time (user + system) the measured window should report. */
+  cpuOf?: readonly number[];
+}
+
+const CLOCK_TICKS = 100; // USER_HZ, 100 on every Linux this runs on
+
+/** CPU seconds (user + system) process `pid` has used so far, from /proc/<pid>/stat; 0 when gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime
+  } catch {
+    return 0;
+  }
+}
+
+/** `pid` and its direct children (nginx's master and its worker). */
+export function processFamily(pid: number): number[] {
+  const family = [pid];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) family.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return family;
+}
+
+function cpuOfAll(pids: readonly number[] | undefined): number {
+  let total = 0;
+  for (const pid of pids ?? []) total += cpuSeconds(pid);
+  return total;
 }
 
 export interface Result {
@@ -65,6 +104,10 @@ export interface Result {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU seconds `cpuOf` used in the measured window (0 when none was given). */
+  cpuSeconds: number;
+  /** Requests per CPU second of `cpuOf`: what one core busy with them would serve. */
+  rpsPerCore: number;
 }
 
 export function percentile(sorted: Float64Array, p: number): number {
@@ -134,19 +177,91 @@ export async function drive(
   const workers = Array.from({ length: options.concurrency }, () => worker());
   await new Promise((r) => setTimeout(r, options.warmupS * 1000));
   measuring = true;
+  const cpu0 = cpuOfAll(options.cpuOf);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, options.durationS * 1000));
   measuring = false;
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuOfAll(options.cpuOf) - cpu0;
   stop = true;
   await Promise.all(workers);
   agent.destroy();
   const sorted = Float64Array.from(latencies).sort();
-  return { name, requests, errors, seconds, rps: requests / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return {
+    name,
+    requests,
+    errors,
+    seconds,
+    rps: requests / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    cpuSeconds: cpu,
+    rpsPerCore: cpu > 0 ? requests / cpu : NaN,
+  };
+}
+
+export interface Target {
+  readonly name: string;
+  readonly base: string;
+}
+
+/**
+ * Latency of several targets at concurrency 1, one request to each in turn, so that whatever
+ * else the machine does at the time (these are shared, noisy machines) falls on all of them
+ * alike: their differences stay meaningful when the absolute figures move. Each target keeps
+ * one keep-alive connection. Warm-up, then `durationS` per target, measured.
+ */
+export async function driveInterleaved(
+  targets: readonly Target[],
+  payload: unknown,
+  options: Omit<LoadOptions, 'concurrency' | 'cpuOf'>,
+  check: (text: string) => boolean,
+  path = '/v1/chat/completions',
+): Promise<Result[]> {
+  const body = JSON.stringify(payload);
+  const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const urls = targets.map((t) => new URL(t.base));
+  const latencies = targets.map((): number[] => []);
+  const errors = targets.map(() => 0);
+  const started = performance.now();
+  const warmupEnd = started + options.warmupS * 1000;
+  const end = warmupEnd + options.durationS * 1000 * targets.length;
+  for (let i = 0; performance.now() < end; i = (i + 1) % targets.length) {
+    const t0 = performance.now();
+    const measured = t0 >= warmupEnd;
+    try {
+      const { status, text } = await once(agents[i], urls[i], path, body);
+      if (!measured) continue;
+      if (status !== 200 || !check(text)) errors[i]++;
+      else latencies[i].push(performance.now() - t0);
+    } catch {
+      if (measured) errors[i]++;
+    }
+  }
+  for (const agent of agents) agent.destroy();
+  const seconds = (performance.now() - warmupEnd) / 1000;
+  return targets.map((t, i) => {
+    const sorted = Float64Array.from(latencies[i]).sort();
+    return {
+      name: t.name,
+      requests: sorted.length,
+      errors: errors[i],
+      seconds,
+      rps: sorted.length / seconds,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      cpuSeconds: 0,
+      rpsPerCore: NaN,
+    };
+  });
 }
 
 export function row(r: Result): string {
-  return `| ${r.name} | ${r.requests} | ${r.errors} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`;
+  const cpu = r.cpuSeconds > 0 ? ` ${(r.cpuSeconds / r.seconds).toFixed(2)} | ${Math.round(r.rpsPerCore)} |` : ' – | – |';
+  return `| ${r.name} | ${r.requests} | ${r.errors} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |${cpu}`;
 }
 
-export const RESULT_HEADER = ['| phase | requests | errors | requests/s | p50 ms | p99 ms |', '| --- | --- | --- | --- | --- | --- |'];
+export const RESULT_HEADER = [
+  '| phase | requests | errors | requests/s | p50 ms | p99 ms | server cores busy | requests per server CPU second |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- |',
+];

@@ -21,6 +21,7 @@ export interface ModelDirectoryOptions {
   readonly maxInFlightPerReplica: number;
   readonly queueMax: number;
   readonly queueTimeoutMs: number;
+  readonly connectTimeoutMs: number;
 }
 
 export class ModelDirectory {
@@ -44,6 +45,12 @@ export class ModelDirectory {
 
   get allPools(): IterableIterator<ReplicaPool> {
     return this.pools.values();
+  }
+
+  /** Every pool: the models' and the disaggregated deployments' prefill pools. */
+  *everyPool(): IterableIterator<ReplicaPool> {
+    yield* this.pools.values();
+    yield* this.prefillPools.values();
   }
 
   /** The prefill replicas of disaggregated deployment `deployment` (`<namespace>.<name>`). */
@@ -93,6 +100,7 @@ export class ModelDirectory {
         maxInFlightPerReplica: this.options.maxInFlightPerReplica,
         queueMax: this.options.queueMax,
         queueTimeoutMs: this.options.queueTimeoutMs,
+        connectTimeoutMs: this.options.connectTimeoutMs,
       });
       this.pools.set(model, pool);
       this.sortedModels = [...this.pools.keys()].sort();
@@ -124,6 +132,7 @@ export class ModelDirectory {
         maxInFlightPerReplica: this.options.maxInFlightPerReplica,
         queueMax: this.options.queueMax,
         queueTimeoutMs: this.options.queueTimeoutMs,
+        connectTimeoutMs: this.options.connectTimeoutMs,
       });
       this.prefillPools.set(key, pool);
     }

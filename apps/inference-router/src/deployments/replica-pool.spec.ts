@@ -11,6 +11,7 @@ function pool(options: { cap?: number; queueMax?: number; queueTimeoutMs?: numbe
     maxInFlightPerReplica: options.cap ?? 0,
     queueMax: options.queueMax ?? 10,
     queueTimeoutMs: options.queueTimeoutMs ?? 60_000,
+    connectTimeoutMs: 1000,
   });
 }
 
@@ -115,6 +116,7 @@ describe('ModelDirectory', () => {
       maxInFlightPerReplica: 0,
       queueMax: 1,
       queueTimeoutMs: 1000,
+      connectTimeoutMs: 1000,
     });
   const dep = (model: string, ...ports: number[]) =>
     ModelDeployment.fromPartial({

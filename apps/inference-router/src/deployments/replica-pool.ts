@@ -5,9 +5,8 @@
  * disaggregated deployment's prefill replicas form a pool of their own (one per deployment),
  * which its decode replicas point to.
  */
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { PassiveHealth, type ReplicaView, type RoutingPolicy } from '@gpufleet/routing-core';
+import { Upstream } from '../proxy/upstream';
 import type { ReadyEndpoint } from './model-routes';
 
 /** One engine endpoint; a ReplicaView whose `inFlight` and `ejected` this pool keeps current. */
@@ -23,35 +22,25 @@ export class Replica implements ReplicaView {
    * Undefined for replicas that answer whole requests.
    */
   prefill: ReplicaPool | undefined = undefined;
-  readonly host: string;
-  readonly port: number;
-  readonly agent: HttpAgent;
-  private readonly send: (options: RequestOptions, onResponse: (res: IncomingMessage) => void) => ClientRequest;
+  /**
+   * Engine load, kept by EngineMetricsPoller: the engine's last fresh /metrics sample, with this
+   * router's in-flight count when it arrived; undefined when none is fresh (policies then use
+   * `inFlight` alone).
+   */
+  engineLoad: ReplicaView['engineLoad'] = undefined;
+  /** The keep-alive connections to the engine. */
+  readonly upstream: Upstream;
 
   constructor(
     readonly id: string,
     public deployment: string,
+    connectTimeoutMs: number,
   ) {
-    const url = new URL(id);
-    const https = url.protocol === 'https:';
-    this.host = url.hostname;
-    this.port = url.port ? Number(url.port) : https ? 443 : 80;
-    // Keep-alive with LIFO reuse: warm sockets stay warm, idle extras close after 4 s, before
-    // the engine closes them (vLLM's uvicorn keeps idle connections 5 s).
-    const options = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: Infinity, maxFreeSockets: 1024, scheduling: 'lifo' as const, timeout: 4_000 };
-    this.agent = https ? new HttpsAgent(options) : new HttpAgent(options);
-    this.send = https ? httpsRequest : httpRequest;
-  }
-
-  request(options: RequestOptions, onResponse: (res: IncomingMessage) => void): ClientRequest {
-    options.agent = this.agent;
-    options.host = this.host;
-    options.port = this.port;
-    return this.send(options, onResponse);
+    this.upstream = new Upstream(id, { connectTimeoutMs });
   }
 
   close(): void {
-    this.agent.destroy();
+    this.upstream.close();
   }
 }
 
@@ -63,6 +52,8 @@ export interface ReplicaPoolOptions {
   readonly maxInFlightPerReplica: number;
   readonly queueMax: number;
   readonly queueTimeoutMs: number;
+  /** CONNECT_TIMEOUT_S, for new replicas' connections. */
+  readonly connectTimeoutMs: number;
 }
 
 /** Why a request got no replica. */
@@ -82,6 +73,7 @@ export class ReplicaPool {
   private readonly cap: number;
   private readonly queueMax: number;
   private readonly queueTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
   private byId = new Map<string, Replica>();
   private list: Replica[] = [];
   private readonly waiters: Waiter[] = [];
@@ -100,6 +92,7 @@ export class ReplicaPool {
     this.cap = options.maxInFlightPerReplica;
     this.queueMax = options.queueMax;
     this.queueTimeoutMs = options.queueTimeoutMs;
+    this.connectTimeoutMs = options.connectTimeoutMs;
   }
 
   get replicas(): readonly Replica[] {
@@ -119,7 +112,7 @@ export class ReplicaPool {
     const next = new Map<string, Replica>();
     for (const e of endpoints) {
       let replica = this.byId.get(e.endpoint);
-      if (replica === undefined) replica = new Replica(e.endpoint, e.deployment);
+      if (replica === undefined) replica = new Replica(e.endpoint, e.deployment, this.connectTimeoutMs);
       else replica.deployment = e.deployment;
       replica.role = e.role;
       next.set(e.endpoint, replica);

@@ -1,9 +1,11 @@
 /**
  * The router's Prometheus series (`gpufleet_router_*`). Per-request series have few labels;
  * token counters, which carry the key, are updated from the meter's aggregates once per flush,
- * and replica gauges are read from the pools on scrape.
+ * and replica gauges (the engines' own load included) are read from the pools on scrape.
  */
 import { createCounter, createGauge, createHistogram, type Counter, type Histogram, type Registry } from '@gpufleet/observability';
+import type { EngineLoad } from '@gpufleet/routing-core';
+import type { EngineMetricsFailure } from '../deployments/engine-metrics-poller';
 import type { ModelDirectory } from '../deployments/model-directory';
 
 export type Api = 'chat.completions' | 'completions' | 'embeddings' | 'models';
@@ -24,6 +26,12 @@ export class RouterMetrics {
   private readonly estimated: Counter<'key' | 'model' | 'deployment'>;
   private readonly usageEvents: Counter<'result'>;
   private readonly redisErrors: Counter<'op'>;
+  private readonly engineMetricsErrors: Counter<'reason'>;
+  // Per-request series' labelled children, looked up once: prom-client hashes the label set on
+  // every call otherwise. Models come from deployments, codes from a short list: few entries.
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly attemptChildren = new Map<AttemptResult, { inc(): void }>();
+  private readonly timingChildren = new Map<string, { duration: { observe(v: number): void }; firstByte: { observe(v: number): void } }>();
 
   constructor(registry: Registry, directory: ModelDirectory, keyCount: () => number) {
     this.requests = createCounter(registry, {
@@ -75,6 +83,11 @@ export class RouterMetrics {
       labelNames: ['result'],
     });
     this.redisErrors = createCounter(registry, { name: 'router_redis_errors_total', help: 'Redis commands that failed, by use.', labelNames: ['op'] });
+    this.engineMetricsErrors = createCounter(registry, {
+      name: 'router_engine_metrics_errors_total',
+      help: 'Reads of an engine’s /metrics that failed, by reason (timeout, connect_error, bad_status, no_load_series).',
+      labelNames: ['reason'],
+    });
 
     createGauge(registry, {
       name: 'router_replicas_ready',
@@ -103,6 +116,25 @@ export class RouterMetrics {
         for (const pool of directory.allPools) for (const r of pool.replicas) this.set({ model: pool.model, replica: r.id }, pool.health.isEjected(r.id) ? 1 : 0);
       },
     });
+    const engineGauge = (name: string, help: string, read: (load: EngineLoad) => number | undefined): void => {
+      createGauge(registry, {
+        name,
+        help,
+        labelNames: ['model', 'replica'],
+        collect() {
+          this.reset();
+          for (const pool of directory.everyPool()) {
+            for (const r of pool.replicas) {
+              const value = r.engineLoad === undefined ? undefined : read(r.engineLoad);
+              if (value !== undefined) this.set({ model: pool.model, replica: r.id }, value);
+            }
+          }
+        },
+      });
+    };
+    engineGauge('router_engine_requests_running', 'Requests running in the engine (all routers’), from its last fresh /metrics sample.', (l) => l.running);
+    engineGauge('router_engine_requests_waiting', 'Requests queued in the engine (all routers’), from its last fresh /metrics sample.', (l) => l.waiting);
+    engineGauge('router_engine_kv_cache_usage', 'Fraction of the engine’s KV cache in use, 0-1, from its last fresh /metrics sample.', (l) => l.kvCacheUsage);
     createGauge(registry, {
       name: 'router_queue_depth',
       help: 'Requests waiting for a replica below MAX_INFLIGHT_PER_REPLICA, per model.',
@@ -122,16 +154,33 @@ export class RouterMetrics {
   }
 
   request(api: Api, model: string, code: number): void {
-    this.requests.inc({ api, model, code: String(code) });
+    const id = `${api}\n${model}\n${code}`;
+    let child = this.requestChildren.get(id);
+    if (child === undefined) {
+      child = this.requests.labels({ api, model, code: String(code) });
+      this.requestChildren.set(id, child);
+    }
+    child.inc();
   }
 
   proxied(api: Api, model: string, seconds: number, firstByteSeconds: number | undefined): void {
-    this.duration.observe({ api, model }, seconds);
-    if (firstByteSeconds !== undefined) this.firstByte.observe({ api, model }, firstByteSeconds);
+    const id = `${api}\n${model}`;
+    let children = this.timingChildren.get(id);
+    if (children === undefined) {
+      children = { duration: this.duration.labels({ api, model }), firstByte: this.firstByte.labels({ api, model }) };
+      this.timingChildren.set(id, children);
+    }
+    children.duration.observe(seconds);
+    if (firstByteSeconds !== undefined) children.firstByte.observe(firstByteSeconds);
   }
 
   attempt(result: AttemptResult): void {
-    this.attempts.inc({ result });
+    let child = this.attemptChildren.get(result);
+    if (child === undefined) {
+      child = this.attempts.labels({ result });
+      this.attemptChildren.set(result, child);
+    }
+    child.inc();
   }
 
   retry(model: string): void {
@@ -161,5 +210,9 @@ export class RouterMetrics {
 
   redisError(op: string): void {
     this.redisErrors.inc({ op });
+  }
+
+  engineMetricsError(reason: EngineMetricsFailure): void {
+    this.engineMetricsErrors.inc({ reason });
   }
 }

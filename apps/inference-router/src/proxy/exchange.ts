@@ -6,8 +6,7 @@
  * replica of a disaggregated deployment is prefilled first on one of its prefill replicas
  * (`PrefillStep`), and sent to the decode replica with the KV transfer parameters it answered.
  */
-import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { UsageRecord } from '@gpufleet/contracts';
 import { ApiError, modelNotFound, rateLimited, serviceUnavailable } from '@gpufleet/openai-protocol';
 import { authorize, RetryPlan, type RateLimitResult, type RouteRequest } from '@gpufleet/routing-core';
@@ -20,10 +19,11 @@ import type { UsageMeter } from '../metering/usage-meter';
 import { BodyTail, completionBudget, estimateCompletionTokens, estimatePromptTokens, type TokenUsage } from '../metering/usage';
 import type { AttemptResult, RouterMetrics } from '../metrics/router-metrics';
 import type { Logger } from '@gpufleet/observability';
-import { attemptOutcome, engineMessage, forbiddenModel, gatewayTimeout, HOP_BY_HOP, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
+import { attemptOutcome, engineMessage, forbiddenModel, gatewayTimeout, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
 import { promptText, type InferenceApi, type InferenceRequest } from './inference-request';
 import { decodeRequestBody, PrefillStep, type PrefillResult } from './prefill';
 import { SseRelay } from './sse-relay';
+import type { UpstreamCall, UpstreamError, UpstreamHandler } from './upstream';
 
 /** What every exchange shares: built once by the server. */
 export interface RouterContext {
@@ -36,7 +36,6 @@ export interface RouterContext {
   readonly logger: Logger;
   readonly cacheAware: boolean;
   readonly requestTimeoutMs: number;
-  readonly connectTimeoutMs: number;
   /** The exchange is over (for draining). */
   readonly onDone: () => void;
 }
@@ -54,7 +53,11 @@ const ERROR_BODY_BYTES = 4096;
 export const PREFILL_REPLICA_HEADER = 'x-gpufleet-prefill-replica';
 export const DECODE_REPLICA_HEADER = 'x-gpufleet-decode-replica';
 
-export class Exchange {
+function uncork(exchange: Exchange): void {
+  exchange.uncork();
+}
+
+export class Exchange implements UpstreamHandler {
   private finished = false;
   private pool: ReplicaPool | undefined;
   private request: InferenceRequest | undefined;
@@ -62,12 +65,22 @@ export class Exchange {
   /** The replica the current attempt holds (counted in flight). */
   private held: Replica | undefined;
   private lastReplica: Replica | undefined;
-  private upReq: ClientRequest | undefined;
-  private upRes: IncomingMessage | undefined;
+  /** The request in flight on the held replica. */
+  private call: UpstreamCall | undefined;
+  /** The engine's status, once its answer started. */
+  private upStatus: number | undefined;
+  /** A 5xx answer's body, kept for the error message (the attempt is retried or reported). */
+  private errorChunks: Buffer[] | undefined;
+  private errorSize = 0;
+  /**
+   * The last chunk of a non-streamed answer, written with `end()` when the answer completes,
+   * so that a one-chunk answer leaves in one write instead of two.
+   */
+  private lastChunk: Buffer | undefined;
+  private corked = false;
   private relay: SseRelay | undefined;
   private tail: BodyTail | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private connectTimer: NodeJS.Timeout | undefined;
   private withdraw: (() => void) | undefined;
   private reservedTokens = 0;
   private rateStanding: RateLimitResult | undefined;
@@ -282,27 +295,16 @@ export class Exchange {
   /** Sends the request to the held `replica`. */
   private dispatch(replica: Replica): void {
     const request = this.request as InferenceRequest;
-    this.upRes = undefined;
+    this.upStatus = undefined;
     const body = replica.prefill !== undefined && this.decodeBody !== undefined ? this.decodeBody : request.upstreamBody;
-    const headers: OutgoingHttpHeaders = {
-      'content-type': 'application/json',
-      'content-length': body.length,
-      accept: request.stream ? 'text/event-stream' : 'application/json',
-      'x-request-id': this.requestId,
-    };
+    const headers = ['content-type', 'application/json', 'accept', request.stream ? 'text/event-stream' : 'application/json', 'x-request-id', this.requestId];
     const apiKey = this.ctx.config.UPSTREAM_API_KEY;
-    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    if (apiKey) headers.push('authorization', `Bearer ${apiKey}`);
     const traceparent = this.res.req.headers.traceparent;
-    if (typeof traceparent === 'string') headers.traceparent = traceparent;
-    const upReq = replica.request({ method: 'POST', path: PATHS[this.api], headers }, (upRes) => this.onResponse(upReq, upRes));
-    this.upReq = upReq;
-    upReq.on('error', (err) => this.onUpstreamError(upReq, err));
-    upReq.once('socket', (socket: Socket) => {
-      if (!socket.connecting) return;
-      this.connectTimer = setTimeout(() => upReq.destroy(new Error(`no connection within ${this.ctx.config.CONNECT_TIMEOUT_S} s (CONNECT_TIMEOUT_S)`)), this.ctx.connectTimeoutMs);
-      socket.once('connect', () => this.clearConnectTimer());
-    });
-    upReq.end(body);
+    if (typeof traceparent === 'string') headers.push('traceparent', traceparent);
+    const call = replica.upstream.prepare(this);
+    this.call = call;
+    call.send({ path: PATHS[this.api], headers, body });
   }
 
   // ---------------------------------------------------------------- disaggregated prefill/decode
@@ -348,14 +350,12 @@ export class Exchange {
     const replica = this.held;
     if (replica === undefined) return;
     this.held = undefined;
-    this.clearConnectTimer();
     (this.pool as ReplicaPool).release(replica);
   }
 
   /** A prefill engine's 4xx, to the client as the engine wrote it. */
   private relayRefusal(status: number, headers: OutgoingHttpHeaders, body: Buffer, replicaName: string): void {
     if (this.finished) return;
-    for (const name of HOP_BY_HOP) delete headers[name];
     headers['content-length'] = body.length;
     if (this.rateStanding !== undefined) Object.assign(headers, this.rateHeaders());
     headers['x-request-id'] = this.requestId;
@@ -368,49 +368,56 @@ export class Exchange {
     this.complete('ok');
   }
 
-  private clearConnectTimer(): void {
-    if (this.connectTimer !== undefined) {
-      clearTimeout(this.connectTimer);
-      this.connectTimer = undefined;
-    }
-  }
-
   /** Gives the held replica back, counting how its attempt ended. */
   private releaseReplica(result: AttemptResult): void {
     const replica = this.held;
     if (replica === undefined) return;
     this.held = undefined;
-    this.clearConnectTimer();
     const pool = this.pool as ReplicaPool;
     pool.health.record(replica.id, attemptOutcome(result));
     this.ctx.metrics.attempt(result);
     pool.release(replica);
   }
 
-  private onUpstreamError(upReq: ClientRequest, err: NodeJS.ErrnoException): void {
-    if (this.finished || upReq !== this.upReq) return;
-    // After the response started, its 'close' handler deals with the failure.
-    if (this.upRes !== undefined) return;
+  // ---------------------------------------------------------------- the engine's answer (UpstreamHandler)
+
+  onError(error: UpstreamError): void {
+    if (this.finished) return;
     const replica = this.held;
-    if (replica !== undefined && upReq.reusedSocket && err.code === 'ECONNRESET' && !this.resent) {
-      // The engine closed an idle keep-alive connection as we reused it: nothing reached it, and
-      // the replica is fine. Send again on a fresh connection to the same replica, once.
+    const name = replica?.id ?? 'replica';
+    if (this.errorChunks !== undefined) {
+      // The connection broke while a 5xx body was coming: report what there is.
+      this.endErrorAnswer();
+      return;
+    }
+    if (this.upStatus !== undefined) {
+      // The engine went away mid-answer: what the client has cannot be taken back, so no retry.
+      const message = `${name} closed the connection mid-answer`;
+      this.ctx.logger.warn({ requestId: this.requestId, replica: replica?.id, err: error.message }, message);
+      this.abortClient(upstreamFailed(`The model server failed: ${message}.`));
+      this.complete('connect_error');
+      return;
+    }
+    if (replica !== undefined && error.failure === 'reset' && !this.resent) {
+      // The connection closed before any answer, most often an idle keep-alive connection the
+      // engine closed as we reused it: nothing was answered and the replica may well be fine.
+      // Send again to the same replica, once, without counting a failure.
       this.resent = true;
       this.held = undefined;
-      this.clearConnectTimer();
+      this.call = undefined;
       (this.pool as ReplicaPool).release(replica);
       this.send(replica);
       return;
     }
-    this.attemptFailed('connect_error', `${replica?.id ?? 'replica'}: ${err.message}`, true);
+    this.attemptFailed('connect_error', `${name}: ${error.message}`, true);
   }
 
   /** An attempt failed before anything was relayed; retry elsewhere when allowed. */
   private attemptFailed(result: AttemptResult, message: string, retriable: boolean): void {
     const replica = this.held as Replica;
     this.releaseReplica(result);
-    this.upReq = undefined;
-    this.upRes = undefined;
+    this.call = undefined;
+    this.upStatus = undefined;
     this.lastFailureWasUnavailable = result === 'unavailable';
     const pool = this.pool as ReplicaPool;
     if (retriable && this.plan !== undefined) {
@@ -431,43 +438,88 @@ export class Exchange {
     }
   }
 
-  private onResponse(upReq: ClientRequest, upRes: IncomingMessage): void {
-    if (this.finished || upReq !== this.upReq) {
-      upRes.resume();
-      return;
-    }
-    this.clearConnectTimer();
+  onResponse(status: number, headers: Record<string, string | string[]>): void {
+    if (this.finished) return;
     this.firstByteAt = performance.now();
-    const status = upRes.statusCode ?? 502;
-    const replica = (this.held as Replica).id;
+    this.upStatus = status;
     if (status >= 500) {
       // Nothing has gone to the client: a 503 (loading, draining, overloaded) is retried on
       // another replica; other 5xx become a 502 that quotes the engine.
-      const chunks: Buffer[] = [];
-      let size = 0;
-      upRes.on('data', (chunk: Buffer) => {
-        if (size < ERROR_BODY_BYTES) chunks.push(chunk);
-        size += chunk.length;
-      });
-      const done = (): void => {
-        if (this.finished || upReq !== this.upReq) return;
-        const message = `${replica} answered ${status}: ${engineMessage(Buffer.concat(chunks).toString('utf8', 0, Math.min(size, ERROR_BODY_BYTES)))}`;
-        if (status === 503) this.attemptFailed('unavailable', message, true);
-        else this.attemptFailed('server_error', message, false);
-      };
-      upRes.once('end', done);
-      upRes.once('close', done);
+      this.errorChunks = [];
+      this.errorSize = 0;
       return;
     }
-    this.relayResponse(upRes, status);
+    this.relayResponse(status, headers);
   }
 
-  private relayResponse(upRes: IncomingMessage, status: number): void {
+  onData(chunk: Buffer): boolean {
+    if (this.finished) return false;
+    if (this.errorChunks !== undefined) {
+      if (this.errorSize < ERROR_BODY_BYTES) this.errorChunks.push(chunk);
+      this.errorSize += chunk.length;
+      return true;
+    }
+    let out: Buffer | undefined;
+    if (this.relay !== undefined) {
+      out = this.relay.push(chunk);
+      if (out.length === 0) return true;
+      // Events of one read from the engine leave in one write.
+      if (!this.corked) {
+        this.corked = true;
+        this.res.cork();
+        process.nextTick(uncork, this);
+      }
+    } else {
+      this.tail?.push(chunk);
+      out = this.lastChunk;
+      this.lastChunk = chunk;
+      if (out === undefined) return true;
+    }
+    if (this.res.write(out)) return true;
+    if (!this.paused) {
+      this.paused = true;
+      this.res.once('drain', () => {
+        this.paused = false;
+        if (!this.finished) this.call?.resume();
+      });
+    }
+    return false;
+  }
+
+  /** Undoes the cork of `onData` once the events of one read are written. */
+  uncork(): void {
+    this.corked = false;
+    this.res.uncork();
+  }
+
+  onEnd(): void {
+    if (this.finished) return;
+    if (this.errorChunks !== undefined) {
+      this.endErrorAnswer();
+      return;
+    }
+    const rest = this.relay !== undefined ? this.relay.end() : this.lastChunk;
+    this.lastChunk = undefined;
+    if (rest !== undefined && rest.length > 0) this.res.end(rest);
+    else this.res.end();
+    this.complete('ok');
+  }
+
+  /** A 5xx answer ended (or broke off): retry a 503 elsewhere, report the others. */
+  private endErrorAnswer(): void {
+    const chunks = this.errorChunks as Buffer[];
+    const size = Math.min(this.errorSize, ERROR_BODY_BYTES);
+    this.errorChunks = undefined;
+    const status = this.upStatus as number;
+    const message = `${(this.held as Replica).id} answered ${status}: ${engineMessage(Buffer.concat(chunks).toString('utf8', 0, size))}`;
+    if (status === 503) this.attemptFailed('unavailable', message, true);
+    else this.attemptFailed('server_error', message, false);
+  }
+
+  private relayResponse(status: number, upstreamHeaders: Record<string, string | string[]>): void {
     const request = this.request as InferenceRequest;
-    this.upRes = upRes;
-    const headers: OutgoingHttpHeaders = upRes.headers;
-    for (const name of HOP_BY_HOP) delete headers[name];
-    const contentType = upRes.headers['content-type'];
+    const headers: OutgoingHttpHeaders = upstreamHeaders;
+    const contentType = upstreamHeaders['content-type'];
     const sse = request.stream && typeof contentType === 'string' && contentType.startsWith('text/event-stream');
     if (sse) {
       this.relay = new SseRelay(request.clientWantsUsage);
@@ -479,48 +531,11 @@ export class Exchange {
     headers['x-request-id'] = this.requestId;
     if (this.prefillReplicaName !== undefined) {
       headers[PREFILL_REPLICA_HEADER] = this.prefillReplicaName;
-      const named = upRes.headers['x-gpufleet-replica'];
+      const named = upstreamHeaders['x-gpufleet-replica'];
       headers[DECODE_REPLICA_HEADER] = typeof named === 'string' && named !== '' ? named : (this.held as Replica).id;
     }
-    this.res.writeHead(status, headers);
     // Headers go out with the first body bytes, so time to first byte stays the engine's.
-    upRes.on('data', (chunk: Buffer) => this.onData(upRes, chunk));
-    upRes.once('end', () => this.onEnd(upRes));
-    upRes.once('close', () => this.onUpstreamClose(upRes));
-    upRes.on('error', () => undefined); // reported through 'close' with complete=false
-  }
-
-  private onData(upRes: IncomingMessage, chunk: Buffer): void {
-    if (this.finished) return;
-    let out = chunk;
-    if (this.relay !== undefined) out = this.relay.push(chunk);
-    else this.tail?.push(chunk);
-    if (out.length === 0) return;
-    if (!this.res.write(out) && !this.paused) {
-      this.paused = true;
-      upRes.pause();
-      this.res.once('drain', () => {
-        this.paused = false;
-        if (!this.finished) upRes.resume();
-      });
-    }
-  }
-
-  private onEnd(upRes: IncomingMessage): void {
-    if (this.finished || upRes !== this.upRes) return;
-    const rest = this.relay?.end();
-    if (rest !== undefined && rest.length > 0) this.res.end(rest);
-    else this.res.end();
-    this.complete('ok');
-  }
-
-  private onUpstreamClose(upRes: IncomingMessage): void {
-    if (this.finished || upRes !== this.upRes || upRes.complete) return;
-    // The engine went away mid-answer: what the client has cannot be taken back, so no retry.
-    const message = `${this.held?.id ?? 'replica'} closed the connection mid-answer`;
-    this.ctx.logger.warn({ requestId: this.requestId, replica: this.held?.id }, message);
-    this.abortClient(upstreamFailed(`The model server failed: ${message}.`));
-    this.complete('connect_error');
+    this.res.writeHead(status, headers);
   }
 
   /** Ends a response that has started: an error event for a stream, a cut connection otherwise. */
@@ -535,7 +550,7 @@ export class Exchange {
   private onClientClose(): void {
     if (this.finished || this.res.writableFinished) return;
     // The client went away: stop the engine's work too.
-    this.upReq?.destroy();
+    this.call?.cancel();
     this.withdraw?.();
     if (this.prefill !== undefined) {
       this.prefill.cancel('cancelled');
@@ -550,7 +565,7 @@ export class Exchange {
     if (this.finished) return;
     const seconds = this.ctx.config.REQUEST_TIMEOUT_S;
     this.withdraw?.();
-    this.upReq?.destroy();
+    this.call?.cancel();
     if (this.prefill !== undefined) {
       // The prefill replica timed out; the decode replica was only held.
       this.prefill.cancel('timeout');
@@ -580,7 +595,7 @@ export class Exchange {
   /** The relay ended (or was cut): count, meter, settle. */
   private complete(result: AttemptResult): void {
     if (this.finished) return;
-    const status = this.upRes?.statusCode ?? this.bufferedStatus;
+    const status = this.upStatus ?? this.bufferedStatus;
     this.releaseReplica(result);
     if (status !== undefined) this.meter(status, result);
     else if (this.reservedTokens > 0) this.settle(0);
@@ -590,7 +605,6 @@ export class Exchange {
   private finish(status: number): void {
     this.finished = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.clearConnectTimer();
     this.ctx.metrics.request(this.api, this.pool?.model ?? '', status);
     this.ctx.onDone();
   }

@@ -62,9 +62,6 @@ export function readBody(req: IncomingMessage, done: (error: Error | null, body:
 
 const EMPTY = Buffer.alloc(0);
 
-/** Hop-by-hop headers a proxy must not pass on (RFC 9110 §7.6.1). */
-export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate'] as const;
-
 // ---------------------------------------------------------------- errors the router adds
 
 export function forbiddenModel(message: string): ApiError {

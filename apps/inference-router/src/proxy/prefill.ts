@@ -17,14 +17,14 @@
  * health, a 4xx (the request itself is wrong) is handed back to go to the client as it is. The
  * prefill answer's one token and usage are dropped: the client pays for the decode answer only.
  */
-import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { remoteDecodeRequestParams, serviceUnavailable, type ApiError } from '@gpufleet/openai-protocol';
 import { RetryPlan, type RouteRequest } from '@gpufleet/routing-core';
 import type { Replica, ReplicaPool, AcquireFailure } from '../deployments/replica-pool';
 import type { AttemptResult } from '../metrics/router-metrics';
 import type { RouterContext } from './exchange';
 import { attemptOutcome, engineMessage, upstreamFailed } from './http-kit';
+import type { UpstreamCall, UpstreamError, UpstreamHandler } from './upstream';
 
 /** Bytes of a prefill answer read: one token, its usage and the block ids, far below this. */
 const MAX_PREFILL_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -98,12 +98,16 @@ export interface PrefillRequest {
   readonly traceparent: string | undefined;
 }
 
-export class PrefillStep {
+export class PrefillStep implements UpstreamHandler {
   private readonly plan: RetryPlan;
   private readonly body: Buffer;
   private held: Replica | undefined;
-  private upReq: ClientRequest | undefined;
-  private connectTimer: NodeJS.Timeout | undefined;
+  private call: UpstreamCall | undefined;
+  /** The answer of the current attempt, as it arrives. */
+  private status = 0;
+  private headers: Record<string, string | string[]> = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
   private withdraw: (() => void) | undefined;
   private resent = false;
   private over = false;
@@ -133,9 +137,9 @@ export class PrefillStep {
     this.over = true;
     this.withdraw?.();
     this.withdraw = undefined;
-    const upReq = this.upReq;
-    this.upReq = undefined;
-    upReq?.destroy();
+    const call = this.call;
+    this.call = undefined;
+    call?.cancel();
     this.release(result);
   }
 
@@ -170,100 +174,86 @@ export class PrefillStep {
   private send(replica: Replica): void {
     this.pool.acquire(replica);
     this.held = replica;
-    const headers: OutgoingHttpHeaders = {
-      'content-type': 'application/json',
-      'content-length': this.body.length,
-      accept: 'application/json',
-      'x-request-id': this.request.requestId,
-    };
+    this.status = 0;
+    this.chunks = [];
+    this.size = 0;
+    const headers = ['content-type', 'application/json', 'accept', 'application/json', 'x-request-id', this.request.requestId];
     const apiKey = this.ctx.config.UPSTREAM_API_KEY;
-    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    if (this.request.traceparent !== undefined) headers.traceparent = this.request.traceparent;
-    const upReq = replica.request({ method: 'POST', path: this.request.path, headers }, (upRes) => this.onResponse(upReq, replica, upRes));
-    this.upReq = upReq;
-    upReq.on('error', (err: NodeJS.ErrnoException) => this.onError(upReq, replica, err));
-    upReq.once('socket', (socket: Socket) => {
-      if (!socket.connecting) return;
-      this.connectTimer = setTimeout(() => upReq.destroy(new Error(`no connection within ${this.ctx.config.CONNECT_TIMEOUT_S} s (CONNECT_TIMEOUT_S)`)), this.ctx.connectTimeoutMs);
-      socket.once('connect', () => this.clearConnectTimer());
-    });
-    upReq.end(this.body);
+    if (apiKey) headers.push('authorization', `Bearer ${apiKey}`);
+    if (this.request.traceparent !== undefined) headers.push('traceparent', this.request.traceparent);
+    const call = replica.upstream.prepare(this);
+    this.call = call;
+    call.send({ path: this.request.path, headers, body: this.body });
   }
 
-  private onError(upReq: ClientRequest, replica: Replica, err: NodeJS.ErrnoException): void {
-    if (this.over || upReq !== this.upReq) return;
-    if (upReq.reusedSocket && err.code === 'ECONNRESET' && !this.resent) {
-      // The engine closed an idle keep-alive connection as it was reused: send again, once.
+  // ---------------------------------------------------------------- the engine's answer (UpstreamHandler)
+
+  onError(error: UpstreamError): void {
+    if (this.over) return;
+    const replica = this.held as Replica;
+    if (this.status === 0 && error.failure === 'reset' && !this.resent) {
+      // Most often an idle keep-alive connection the engine closed as we reused it: send again, once.
       this.resent = true;
       this.held = undefined;
-      this.clearConnectTimer();
+      this.call = undefined;
       this.pool.release(replica);
       this.send(replica);
       return;
     }
-    this.attemptFailed('connect_error', `${replica.id}: ${err.message}`);
+    if (this.status !== 0) this.attemptFailed('connect_error', `${replica.id} closed the connection before its prefill answer was complete`);
+    else this.attemptFailed('connect_error', `${replica.id}: ${error.message}`);
   }
 
-  private onResponse(upReq: ClientRequest, replica: Replica, upRes: IncomingMessage): void {
-    if (this.over || upReq !== this.upReq) {
-      upRes.resume();
+  onResponse(status: number, headers: Record<string, string | string[]>): void {
+    this.status = status;
+    this.headers = headers;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.over) return false;
+    this.size += chunk.length;
+    if (this.size > MAX_PREFILL_ANSWER_BYTES) {
+      this.call?.cancel();
+      this.attemptFailed('server_error', `${(this.held as Replica).id} answered the prefill with more than ${MAX_PREFILL_ANSWER_BYTES} bytes`);
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onEnd(): void {
+    if (this.over) return;
+    const replica = this.held as Replica;
+    const status = this.status;
+    const body = Buffer.concat(this.chunks, this.size);
+    if (status >= 500) {
+      this.attemptFailed(status === 503 ? 'unavailable' : 'server_error', `${replica.id} answered ${status}: ${engineMessage(body.toString('utf8', 0, Math.min(this.size, 4096)))}`);
       return;
     }
-    this.clearConnectTimer();
-    const status = upRes.statusCode ?? 502;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    upRes.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_PREFILL_ANSWER_BYTES) {
-        tooLarge = true;
-        upRes.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    upRes.on('error', () => undefined); // reported through 'close' with complete=false
-    upRes.once('close', () => {
-      if (this.over || upReq !== this.upReq) return;
-      if (tooLarge) {
-        this.attemptFailed('server_error', `${replica.id} answered the prefill with more than ${MAX_PREFILL_ANSWER_BYTES} bytes`);
-        return;
-      }
-      if (!upRes.complete) {
-        this.attemptFailed('connect_error', `${replica.id} closed the connection before its prefill answer was complete`);
-        return;
-      }
-      const body = Buffer.concat(chunks, size);
-      if (status >= 500) {
-        this.attemptFailed(status === 503 ? 'unavailable' : 'server_error', `${replica.id} answered ${status}: ${engineMessage(body.toString('utf8', 0, Math.min(size, 4096)))}`);
-        return;
-      }
-      const header = upRes.headers[ENGINE_REPLICA_HEADER];
-      const replicaName = typeof header === 'string' && header !== '' ? header : replica.id;
-      if (status >= 300) {
-        // The request itself is wrong (the decode engine would refuse it alike): pass it on.
-        this.release('ok');
-        this.end();
-        this.handlers.refused(status, { ...upRes.headers }, body, replicaName);
-        return;
-      }
-      const params = kvTransferParamsOf(body.toString('utf8'));
-      if (typeof params === 'string') {
-        this.attemptFailed('server_error', `prefill replica ${replica.id} ${params}`);
-        return;
-      }
+    const header = this.headers[ENGINE_REPLICA_HEADER];
+    const replicaName = typeof header === 'string' && header !== '' ? header : replica.id;
+    if (status >= 300) {
+      // The request itself is wrong (the decode engine would refuse it alike): pass it on.
       this.release('ok');
       this.end();
-      this.handlers.done({ kvTransferParams: params, replica, replicaName });
-    });
+      this.handlers.refused(status, { ...this.headers }, body, replicaName);
+      return;
+    }
+    const params = kvTransferParamsOf(body.toString('utf8'));
+    if (typeof params === 'string') {
+      this.attemptFailed('server_error', `prefill replica ${replica.id} ${params}`);
+      return;
+    }
+    this.release('ok');
+    this.end();
+    this.handlers.done({ kvTransferParams: params, replica, replicaName });
   }
 
   /** An attempt failed before anything reached the client: retry on another prefill replica when the plan allows. */
   private attemptFailed(result: AttemptResult, message: string): void {
     const replica = this.held as Replica;
     this.release(result);
-    this.upReq = undefined;
+    this.call = undefined;
     this.lastWasUnavailable = result === 'unavailable';
     this.pool.refresh();
     const decision = this.plan.afterFailure({ replicaId: replica.id, afterFirstByte: false }, this.pool.replicas);
@@ -287,7 +277,6 @@ export class PrefillStep {
     const replica = this.held;
     if (replica === undefined) return;
     this.held = undefined;
-    this.clearConnectTimer();
     this.pool.health.record(replica.id, attemptOutcome(result));
     this.ctx.metrics.attempt(result);
     this.pool.release(replica);
@@ -295,13 +284,6 @@ export class PrefillStep {
 
   private end(): void {
     this.over = true;
-    this.upReq = undefined;
-  }
-
-  private clearConnectTimer(): void {
-    if (this.connectTimer !== undefined) {
-      clearTimeout(this.connectTimer);
-      this.connectTimer = undefined;
-    }
+    this.call = undefined;
   }
 }

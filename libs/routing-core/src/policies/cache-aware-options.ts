@@ -10,9 +10,10 @@ export interface CacheAwareOptions {
    */
   readonly cacheThreshold?: number;
   /**
-   * Load is unbalanced when the busiest replica has more than this many requests in flight over
-   * the least busy (default 32) AND more than `balanceRelThreshold` times as many; then the
-   * request goes to the least loaded replica whatever it matches.
+   * Load is unbalanced when the busiest replica has more than this many requests over the least
+   * busy (default 32) AND more than `balanceRelThreshold` times as many; then the request goes to
+   * the least loaded replica whatever it matches. Requests are counted by `effectiveLoad`: this
+   * router's in flight plus other routers' seen in the engine's metrics.
    */
   readonly balanceAbsThreshold?: number;
   /** See balanceAbsThreshold; a number ≥ 1 (default 1.5). */

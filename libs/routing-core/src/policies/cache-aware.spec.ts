@@ -48,6 +48,29 @@ describe('cache_aware', () => {
     expect(relative.pick(request(`${SYSTEM}q2`), replicas(2, { 0: { inFlight: 40 }, 1: { inFlight: 25 } }))!.id).toBe('r0');
   });
 
+  it('sees the load other routers put on a replica through its engine’s metrics, in the balance check', () => {
+    const options = { balanceAbsThreshold: 4, balanceRelThreshold: 1.5 };
+    const busyElsewhere = { running: 10, waiting: 2, inFlightAtSample: 0 };
+    const policy = new CacheAwarePolicy(options);
+    policy.pick(request(`${SYSTEM}q1`), replicas(2, { 1: { inFlight: 1 } })); // r0 now caches SYSTEM
+    // This router has nothing on either, but r0's engine holds 12 requests of other routers: unbalanced.
+    expect(policy.pick(request(`${SYSTEM}q2`), replicas(2, { 0: { engineLoad: busyElsewhere } }))!.id).toBe('r1');
+    // Without the sample (stale, or the engine's metrics unreadable) the cache wins.
+    const blind = new CacheAwarePolicy(options);
+    blind.pick(request(`${SYSTEM}q1`), replicas(2, { 1: { inFlight: 1 } }));
+    expect(blind.pick(request(`${SYSTEM}q2`), replicas(2))!.id).toBe('r0');
+  });
+
+  it('sends a prompt without a cached prefix to the least loaded replica counting other routers’ load and avoiding a full KV cache', () => {
+    const policy = new CacheAwarePolicy();
+    const set = replicas(3, {
+      0: { engineLoad: { running: 5, waiting: 0, inFlightAtSample: 0 } },
+      1: { inFlight: 1, engineLoad: { running: 1, waiting: 0, kvCacheUsage: 0.99, inFlightAtSample: 1 } },
+      2: { inFlight: 2 },
+    });
+    expect(policy.pick(request('a prompt nobody sent before'), set)!.id).toBe('r2');
+  });
+
   it('never picks an ejected replica, even the one holding the prefix', () => {
     const policy = new CacheAwarePolicy();
     const first = policy.pick(request(`${SYSTEM}q1`), replicas(3))!;

@@ -1,3 +1,4 @@
+import { effectiveLoad } from '../engine-load';
 import { PrefixTree } from '../prefix-tree';
 import type { ReplicaView, RouteRequest } from '../replica';
 import { CacheAwareOptions, ResolvedCacheAwareOptions, resolveCacheAwareOptions } from './cache-aware-options';
@@ -7,10 +8,12 @@ import type { RoutingPolicy } from './routing-policy';
 /**
  * Sends a prompt to the replica most likely to hold its prefix in KV cache, unless that would
  * unbalance the deployment (SGLang's cache-aware routing):
- * 1. Load unbalanced (see CacheAwareOptions): the least loaded replica.
+ * 1. Load unbalanced (see CacheAwareOptions): the least loaded replica. Load is `effectiveLoad`:
+ *    this router's in-flight requests plus those of other routers seen in the engines' metrics.
  * 2. Otherwise the replica whose remembered prompts share the longest prefix with this one, if
  *    the shared part is at least `cacheThreshold` of the prompt.
- * 3. Otherwise the least loaded replica, which then starts caching this prefix.
+ * 3. Otherwise the least loaded replica (`leastLoaded`: a saturated KV cache counts as heavier),
+ *    which then starts caching this prefix.
  * The prompt is remembered under the replica picked, whichever way it was picked, since that is
  * where its KV cache now lives. Prefixes are kept per model: adapters do not share KV cache.
  */
@@ -31,8 +34,9 @@ export class CacheAwarePolicy implements RoutingPolicy {
     for (const replica of replicas) {
       if (replica.ejected) continue;
       eligible.set(replica.id, replica);
-      if (replica.inFlight < min) min = replica.inFlight;
-      if (replica.inFlight > max) max = replica.inFlight;
+      const load = effectiveLoad(replica);
+      if (load < min) min = load;
+      if (load > max) max = load;
     }
     if (eligible.size === 0) return undefined;
 

@@ -1,7 +1,8 @@
+import { effectiveLoad, kvSaturated } from '../engine-load';
 import type { ReplicaView, RouteRequest } from '../replica';
 import type { RoutingPolicy } from './routing-policy';
 
-/** Fewest requests in flight; ties rotate so equal replicas take turns. */
+/** Least loaded (see leastLoaded); ties rotate so equal replicas take turns. */
 export class LeastRequestPolicy implements RoutingPolicy {
   readonly name = 'least_request';
   private cursor = 0;
@@ -17,9 +18,12 @@ export class LeastRequestPolicy implements RoutingPolicy {
 }
 
 /**
- * The non-ejected replica with the fewest requests in flight. Ties go to fewer requests queued
- * in the engine, then to lower KV cache usage (both from metrics, so older than `inFlight`),
- * then to the first one from position `start`, so a caller rotating `start` spreads ties.
+ * The non-ejected replica with the least load. A replica whose engine reported its KV cache
+ * saturated (≥ KV_CACHE_SATURATED) is heavier than any that is not: it is about to preempt.
+ * Then the lowest `effectiveLoad` (this router's in-flight count plus other routers' requests
+ * seen in the engine's metrics). Ties go to fewer requests waiting in the engine, then to lower
+ * KV cache usage, then to the first one from position `start`, so a caller rotating `start`
+ * spreads ties.
  */
 export function leastLoaded(replicas: readonly ReplicaView[], start = 0): ReplicaView | undefined {
   const n = replicas.length;
@@ -32,9 +36,13 @@ export function leastLoaded(replicas: readonly ReplicaView[], start = 0): Replic
 }
 
 function lighter(a: ReplicaView, b: ReplicaView): boolean {
-  if (a.inFlight !== b.inFlight) return a.inFlight < b.inFlight;
-  const queuedA = a.queued ?? 0;
-  const queuedB = b.queued ?? 0;
-  if (queuedA !== queuedB) return queuedA < queuedB;
-  return (a.kvCacheUsage ?? 0) < (b.kvCacheUsage ?? 0);
+  const saturatedA = kvSaturated(a);
+  if (saturatedA !== kvSaturated(b)) return !saturatedA;
+  const loadA = effectiveLoad(a);
+  const loadB = effectiveLoad(b);
+  if (loadA !== loadB) return loadA < loadB;
+  const waitingA = a.engineLoad?.waiting ?? 0;
+  const waitingB = b.engineLoad?.waiting ?? 0;
+  if (waitingA !== waitingB) return waitingA < waitingB;
+  return (a.engineLoad?.kvCacheUsage ?? 0) < (b.engineLoad?.kvCacheUsage ?? 0);
 }

@@ -1,0 +1,2 @@
+export * from './engine-load';
+export * from './parse-engine-metrics';
