@@ -47,6 +47,15 @@ export {
   type MetricsRegistryOptions,
 } from './metrics';
 export {
+  CounterSeries,
+  createSeriesCounter,
+  createSeriesHistogram,
+  HistogramSeries,
+  SeriesCounter,
+  SeriesHistogram,
+  type SeriesMetricOptions,
+} from './series-metrics';
+export {
   DEFAULT_READINESS_TIMEOUT_MS,
   evaluateReadiness,
   readinessBody,

@@ -21,6 +21,28 @@ describe('usage', () => {
     expect(usageInJson('{"usage":{"prompt_tok')).toBeUndefined();
   });
 
+  it('reads usage by scanning exactly as by parsing, whatever the shape', () => {
+    const shapes = [
+      '{"prompt_tokens":30,"total_tokens":46,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":12}}',
+      '{"prompt_tokens": 30, "completion_tokens": 16, "total_tokens": 46, "prompt_tokens_details": null}',
+      '{\n  "prompt_tokens": 7,\n  "total_tokens": 9\n}',
+      '{"total_tokens":9}',
+      '{"completion_tokens":4}',
+      '{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2},"prompt_tokens_details":{"audio_tokens":0}}',
+      '{"prompt_tokens":5,"prompt_tokens_details":{"audio_tokens":0},"completion_tokens_details":{"cached_tokens":99},"completion_tokens":3}',
+      '{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":9}}',
+      '{"prompt_tokens":5.5,"completion_tokens":2}',
+      '{"prompt_tokens":null,"total_tokens":4,"completion_tokens":1}',
+      '{"prompt_tokens":"5","completion_tokens":1}',
+      '{"prompt_tokens":1e3,"completion_tokens":1}',
+      '{"prompt_tokens":-3,"completion_tokens":1}',
+      '{"prompt_tokens":4,"prompt_tokens_details":{"cached_tokens":null}}',
+    ];
+    for (const usage of shapes) {
+      expect({ usage, read: usageInJson(`{"id":"x","usage":${usage}}`) }).toEqual({ usage, read: usageFromObject(JSON.parse(usage)) });
+    }
+  });
+
   it('keeps the tail of a large body and still finds its usage', () => {
     const tail = new BodyTail();
     const filler = Buffer.from(`{"data":[${'1.0,'.repeat(50_000)}1.0],`);

@@ -27,6 +27,7 @@ export function usageFromObject(value: unknown): TokenUsage | undefined {
 }
 
 const USAGE_KEY = '"usage"';
+const USAGE_KEY_BYTES = Buffer.from(USAGE_KEY);
 
 /**
  * The JSON text of the last `"usage": {…}` member in `text`, found by matching braces (strings
@@ -65,11 +66,65 @@ function matchingBrace(text: string, open: number): number {
 export function usageInJson(text: string): TokenUsage | undefined {
   const json = lastUsageJson(text);
   if (json === undefined) return undefined;
+  const scanned = scanUsage(json);
+  if (scanned !== null) return scanned;
   try {
     return usageFromObject(JSON.parse(json));
   } catch {
     return undefined;
   }
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/**
+ * The plain integer after `"key":` in `json` from `from` on: -1 when the key is absent, NaN when
+ * its value is anything else (null, a float, a string), which sends the caller to JSON.parse.
+ */
+function integerAfter(json: string, key: string, from = 0, before = json.length): number {
+  const at = json.indexOf(key, from);
+  if (at < 0 || at >= before) return -1;
+  let i = at + key.length;
+  while (isSpace(json.charCodeAt(i))) i++;
+  if (json.charCodeAt(i) !== 58 /* : */) return NaN;
+  i++;
+  while (isSpace(json.charCodeAt(i))) i++;
+  const start = i;
+  let n = 0;
+  for (let c = json.charCodeAt(i); c >= 48 && c <= 57; c = json.charCodeAt(++i)) n = n * 10 + (c - 48);
+  if (i === start || i - start > 15) return NaN;
+  const next = json.charCodeAt(i);
+  return next === 46 /* . */ || next === 101 /* e */ || next === 69 /* E */ ? NaN : n;
+}
+
+/**
+ * `usageFromObject(JSON.parse(json))` for the usual shape of a usage object (plain integer
+ * counts), without building the object: this runs once per proxied request. Null when the
+ * object looks any different; the caller then parses it.
+ */
+function scanUsage(json: string): TokenUsage | undefined | null {
+  const prompt = integerAfter(json, '"prompt_tokens"');
+  const total = integerAfter(json, '"total_tokens"');
+  const completion = integerAfter(json, '"completion_tokens"');
+  if (Number.isNaN(prompt) || Number.isNaN(total) || Number.isNaN(completion)) return null;
+  if (prompt < 0 && total < 0) return undefined;
+  let cached = 0;
+  const details = json.indexOf('"prompt_tokens_details"');
+  if (details >= 0) {
+    // Only a cached_tokens inside prompt_tokens_details counts; `null` there means none.
+    const close = json.indexOf('}', details);
+    const value = integerAfter(json, '"cached_tokens"', details, close < 0 ? json.length : close);
+    if (Number.isNaN(value)) return null;
+    cached = Math.max(0, value);
+  }
+  const promptTokens = Math.max(0, prompt);
+  return {
+    promptTokens,
+    cachedTokens: Math.min(cached, promptTokens),
+    completionTokens: completion >= 0 ? completion : Math.max(0, Math.max(0, total) - promptTokens),
+  };
 }
 
 /** Bytes of a body's end kept for reading its usage; whole bodies are kept up to WHOLE_BODY_BYTES. */
@@ -105,8 +160,11 @@ export class BodyTail {
 
   usage(): TokenUsage | undefined {
     if (this.chunks.length === 0) return undefined;
-    const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks, this.kept).toString('utf8');
-    return usageInJson(text);
+    const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.kept);
+    // Decode from the last `"usage"` on: engines write it last, and the rest need not become a string.
+    const at = bytes.lastIndexOf(USAGE_KEY_BYTES);
+    if (at < 0) return undefined;
+    return usageInJson(bytes.toString('utf8', at)) ?? (at > 0 ? usageInJson(bytes.toString('utf8')) : undefined);
   }
 }
 

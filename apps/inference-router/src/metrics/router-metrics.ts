@@ -1,9 +1,22 @@
 /**
- * The router's Prometheus series (`gpufleet_router_*`). Per-request series have few labels;
+ * The router's Prometheus series (`gpufleet_router_*`). Per-request series have few labels and
+ * are series metrics (looked up once per label set, then plain additions: prom-client's own
+ * validate-and-hash on every call was a visible share of the router's CPU per request);
  * token counters, which carry the key, are updated from the meter's aggregates once per flush,
  * and replica gauges (the engines' own load included) are read from the pools on scrape.
  */
-import { createCounter, createGauge, createHistogram, type Counter, type Histogram, type Registry } from '@gpufleet/observability';
+import {
+  createCounter,
+  createGauge,
+  createSeriesCounter,
+  createSeriesHistogram,
+  type Counter,
+  type CounterSeries,
+  type HistogramSeries,
+  type Registry,
+  type SeriesCounter,
+  type SeriesHistogram,
+} from '@gpufleet/observability';
 import type { EngineLoad } from '@gpufleet/routing-core';
 import type { EngineMetricsFailure } from '../deployments/engine-metrics-poller';
 import type { ModelDirectory } from '../deployments/model-directory';
@@ -15,10 +28,10 @@ export type AttemptResult = 'ok' | 'connect_error' | 'server_error' | 'unavailab
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 export class RouterMetrics {
-  private readonly requests: Counter<'api' | 'model' | 'code'>;
-  private readonly duration: Histogram<'api' | 'model'>;
-  private readonly firstByte: Histogram<'api' | 'model'>;
-  private readonly attempts: Counter<'result'>;
+  private readonly requests: SeriesCounter<'api' | 'model' | 'code'>;
+  private readonly duration: SeriesHistogram<'api' | 'model'>;
+  private readonly firstByte: SeriesHistogram<'api' | 'model'>;
+  private readonly attempts: SeriesCounter<'result'>;
   private readonly retries: Counter<'model'>;
   private readonly rateLimited: Counter<'model' | 'limit'>;
   private readonly tokens: Counter<'key' | 'model' | 'deployment' | 'kind'>;
@@ -27,31 +40,31 @@ export class RouterMetrics {
   private readonly usageEvents: Counter<'result'>;
   private readonly redisErrors: Counter<'op'>;
   private readonly engineMetricsErrors: Counter<'reason'>;
-  // Per-request series' labelled children, looked up once: prom-client hashes the label set on
-  // every call otherwise. Models come from deployments, codes from a short list: few entries.
-  private readonly requestChildren = new Map<string, { inc(): void }>();
-  private readonly attemptChildren = new Map<AttemptResult, { inc(): void }>();
-  private readonly timingChildren = new Map<string, { duration: { observe(v: number): void }; firstByte: { observe(v: number): void } }>();
+  // The per-request series by label values, kept here so a request pays one Map lookup. Models
+  // come from deployments and codes from a short list: few entries.
+  private readonly requestSeries = new Map<string, CounterSeries>();
+  private readonly attemptSeries = new Map<AttemptResult, CounterSeries>();
+  private readonly timingSeries = new Map<string, { duration: HistogramSeries; firstByte: HistogramSeries }>();
 
   constructor(registry: Registry, directory: ModelDirectory, keyCount: () => number) {
-    this.requests = createCounter(registry, {
+    this.requests = createSeriesCounter(registry, {
       name: 'router_requests_total',
       help: 'OpenAI API requests answered, by API, model and HTTP status.',
       labelNames: ['api', 'model', 'code'],
     });
-    this.duration = createHistogram(registry, {
+    this.duration = createSeriesHistogram(registry, {
       name: 'router_request_duration_seconds',
       help: 'Arrival to last byte of proxied requests.',
       labelNames: ['api', 'model'],
       buckets: DURATION_BUCKETS,
     });
-    this.firstByte = createHistogram(registry, {
+    this.firstByte = createSeriesHistogram(registry, {
       name: 'router_first_byte_seconds',
       help: 'Arrival to the first byte of the engine’s answer (time to first token for streams), queueing included.',
       labelNames: ['api', 'model'],
       buckets: DURATION_BUCKETS,
     });
-    this.attempts = createCounter(registry, {
+    this.attempts = createSeriesCounter(registry, {
       name: 'router_upstream_attempts_total',
       help: 'Attempts to send a request to a replica, by result (ok, connect_error, server_error, unavailable = 503, timeout, cancelled).',
       labelNames: ['result'],
@@ -155,32 +168,32 @@ export class RouterMetrics {
 
   request(api: Api, model: string, code: number): void {
     const id = `${api}\n${model}\n${code}`;
-    let child = this.requestChildren.get(id);
-    if (child === undefined) {
-      child = this.requests.labels({ api, model, code: String(code) });
-      this.requestChildren.set(id, child);
+    let series = this.requestSeries.get(id);
+    if (series === undefined) {
+      series = this.requests.series({ api, model, code: String(code) });
+      this.requestSeries.set(id, series);
     }
-    child.inc();
+    series.inc();
   }
 
   proxied(api: Api, model: string, seconds: number, firstByteSeconds: number | undefined): void {
     const id = `${api}\n${model}`;
-    let children = this.timingChildren.get(id);
-    if (children === undefined) {
-      children = { duration: this.duration.labels({ api, model }), firstByte: this.firstByte.labels({ api, model }) };
-      this.timingChildren.set(id, children);
+    let series = this.timingSeries.get(id);
+    if (series === undefined) {
+      series = { duration: this.duration.series({ api, model }), firstByte: this.firstByte.series({ api, model }) };
+      this.timingSeries.set(id, series);
     }
-    children.duration.observe(seconds);
-    if (firstByteSeconds !== undefined) children.firstByte.observe(firstByteSeconds);
+    series.duration.observe(seconds);
+    if (firstByteSeconds !== undefined) series.firstByte.observe(firstByteSeconds);
   }
 
   attempt(result: AttemptResult): void {
-    let child = this.attemptChildren.get(result);
-    if (child === undefined) {
-      child = this.attempts.labels({ result });
-      this.attemptChildren.set(result, child);
+    let series = this.attemptSeries.get(result);
+    if (series === undefined) {
+      series = this.attempts.series({ result });
+      this.attemptSeries.set(result, series);
     }
-    child.inc();
+    series.inc();
   }
 
   retry(model: string): void {
