@@ -1,4 +1,4 @@
-// `npm run bench -- router [--duration 8] [--warmup 2] [--concurrency 64] [--engines 2] [--max-tokens 16]`
+// `npm run bench -- router [--duration 5] [--warmup 1] [--rounds 3] [--concurrency 64] [--engines 2] [--max-tokens 16]`
 //
 // What the inference router adds to a request, next to nginx as a plain reverse proxy, in the
 // same run on the same machine and engines. engine-sim replicas run at zero latency, so the
@@ -7,12 +7,15 @@
 // 1. Added latency: one request at a time (concurrency 1), in turn straight to an engine,
 //    through nginx and through the router (interleaved, so the machine's noise hits all three
 //    alike); added p50/p99 = proxy − direct. Non-streamed and streamed.
-//    A byte-for-byte TCP relay in Node (support/tcp-relay.ts) is measured too: it parses no
-//    HTTP at all, so its added latency is the floor for any proxy written in Node.
+//    Two references in Node are measured alongside: a byte-for-byte TCP relay
+//    (support/tcp-relay.ts), which parses no HTTP at all, and a minimal HTTP proxy
+//    (support/http-proxy.ts: Node's http server and an undici Pool, as the router has, and no
+//    logic), whose added latency is the floor for an HTTP-aware proxy written in Node.
 // 2. Capacity: `--concurrency` closed-loop keep-alive clients through each proxy, non-streamed
 //    and streamed (16 chunks + usage); requests/s, and the CPU time the proxy used meanwhile
 //    (from /proc), as requests per CPU second: what one core would serve. The router is one
-//    Node process; nginx runs `worker_processes 1`, so both proxy on one core. On a small
+//    Node process; nginx runs `worker_processes 1`, so both proxy on one core. The proxies take
+//    turns over `--rounds` rounds and each figure is the median of its rounds. On a small
 //    machine the load generator and the engines share the cores with the proxy and cap the
 //    wall-clock figure; requests per CPU second does not depend on what else runs.
 //
@@ -35,16 +38,40 @@ const TS_NODE = ['-r', 'reflect-metadata', '-r', '@swc-node/register'];
 interface Options extends LoadOptions {
   engines: number;
   maxTokens: number;
+  /** Capacity rounds; each capacity figure is the median over them. */
+  rounds: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Rounds of one phase as one result: totals summed, rates and percentiles their medians. */
+function medianOf(name: string, rounds: Result[]): Result {
+  return {
+    name,
+    requests: rounds.reduce((n, r) => n + r.requests, 0),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    seconds: rounds.reduce((n, r) => n + r.seconds, 0),
+    rps: median(rounds.map((r) => r.rps)),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    cpuSeconds: rounds.reduce((n, r) => n + r.cpuSeconds, 0),
+    rpsPerCore: median(rounds.map((r) => r.rpsPerCore)),
+  };
 }
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { durationS: 8, warmupS: 2, concurrency: 64, engines: 2, maxTokens: 16 };
+  const options: Options = { durationS: 5, warmupS: 1, concurrency: 64, engines: 2, maxTokens: 16, rounds: 3 };
   const names: Record<string, Exclude<keyof Options, 'cpuOf'>> = {
     '--duration': 'durationS',
     '--warmup': 'warmupS',
     '--concurrency': 'concurrency',
     '--engines': 'engines',
     '--max-tokens': 'maxTokens',
+    '--rounds': 'rounds',
   };
   for (let i = 0; i < args.length; i += 2) {
     const key = names[args[i]];
@@ -210,17 +237,22 @@ export async function run(args: string[]): Promise<void> {
       '/health',
     );
     stops.push(() => relay.stop());
+    const httpProxyPort = await freePort();
+    const httpProxy = await startProcess(
+      'minimal Node HTTP proxy',
+      process.execPath,
+      [...TS_NODE, join(REPO_ROOT, 'tools/bench/support/http-proxy.ts'), String(httpProxyPort), engines[0].base],
+      `http://127.0.0.1:${httpProxyPort}`,
+      '/health',
+    );
+    stops.push(() => httpProxy.stop());
 
     const results: Result[] = [];
-    const measure = async (name: string, base: string, payload: unknown, load: LoadOptions, check: (t: string) => boolean): Promise<Result> => {
-      const r = await drive(name, base, payload, load, check);
-      results.push(r);
-      return r;
-    };
     const latency = async (what: string, payload: unknown, check: (t: string) => boolean): Promise<Result[]> => {
       const targets = [
         { name: `direct to one engine, ${what}, c=1`, base: engines[0].base },
         { name: `Node TCP relay (floor), ${what}, c=1`, base: relay.base },
+        { name: `minimal Node HTTP proxy, ${what}, c=1`, base: httpProxy.base },
         { name: `nginx, ${what}, c=1`, base: nginx.base },
         { name: `router, ${what}, c=1`, base: routerBase },
       ];
@@ -228,33 +260,41 @@ export async function run(args: string[]): Promise<void> {
       results.push(...measured);
       return measured;
     };
-    const [directPlain, relayPlain, nginxPlain, routerPlain] = await latency('non-streamed', chat, isCompletion);
-    const [directStream, relayStream, nginxStream, routerStream] = await latency('streamed', streamChat, isStream);
+    const [directPlain, relayPlain, httpPlain, nginxPlain, routerPlain] = await latency('non-streamed', chat, isCompletion);
+    const [directStream, relayStream, httpStream, nginxStream, routerStream] = await latency('streamed', streamChat, isStream);
     const c = options.concurrency;
     const nginxLoad: LoadOptions = { ...options, cpuOf: nginxPids };
     const routerLoad: LoadOptions = { ...options, cpuOf: routerPids };
-    const nginxMax = await measure(`nginx, non-streamed, c=${c}`, nginx.base, chat, nginxLoad, isCompletion);
-    const routerMax = await measure(`router, non-streamed, c=${c}`, routerBase, chat, routerLoad, isCompletion);
-    const nginxMaxStream = await measure(`nginx, streamed, c=${c}`, nginx.base, streamChat, nginxLoad, isStream);
-    const routerMaxStream = await measure(`router, streamed, c=${c}`, routerBase, streamChat, routerLoad, isStream);
+    // Capacity in rounds that alternate the proxies, each figure the median of its rounds: a
+    // busy spell of the machine then spoils one round of each, not all of one proxy's.
+    const rounds: Result[][] = [[], [], [], []];
+    for (let round = 1; round <= options.rounds; round++) {
+      const of = ` (round ${round})`;
+      rounds[0].push(await drive(`nginx, non-streamed, c=${c}${of}`, nginx.base, chat, nginxLoad, isCompletion));
+      rounds[1].push(await drive(`router, non-streamed, c=${c}${of}`, routerBase, chat, routerLoad, isCompletion));
+      rounds[2].push(await drive(`nginx, streamed, c=${c}${of}`, nginx.base, streamChat, nginxLoad, isStream));
+      rounds[3].push(await drive(`router, streamed, c=${c}${of}`, routerBase, streamChat, routerLoad, isStream));
+    }
+    const [nginxMax, routerMax, nginxMaxStream, routerMaxStream] = rounds.map((r) => medianOf(r[0].name.replace(/ \(round 1\)$/, ` (median of ${options.rounds})`), r));
+    results.push(...rounds.flat(), nginxMax, routerMax, nginxMaxStream, routerMaxStream);
 
     const added = (proxy: Result, direct: Result, p: 'p50' | 'p99') => proxy[p] - direct[p];
     console.log('');
     for (const line of RESULT_HEADER) console.log(line);
     for (const r of results) console.log(row(r));
     console.log('');
-    console.log('| added latency (proxy − direct) | router ms | nginx ms | Node TCP relay ms | router / nginx |');
-    console.log('| --- | --- | --- | --- | --- |');
-    for (const [what, proxyR, proxyN, floorR, direct] of [
-      ['non-streamed p50', routerPlain, nginxPlain, relayPlain, directPlain],
-      ['non-streamed p99', routerPlain, nginxPlain, relayPlain, directPlain],
-      ['streamed p50', routerStream, nginxStream, relayStream, directStream],
-      ['streamed p99', routerStream, nginxStream, relayStream, directStream],
+    console.log('| added latency (proxy − direct) | router ms | nginx ms | minimal Node HTTP proxy ms | Node TCP relay ms | router / nginx |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
+    for (const [what, proxyR, proxyN, httpR, floorR, direct] of [
+      ['non-streamed p50', routerPlain, nginxPlain, httpPlain, relayPlain, directPlain],
+      ['non-streamed p99', routerPlain, nginxPlain, httpPlain, relayPlain, directPlain],
+      ['streamed p50', routerStream, nginxStream, httpStream, relayStream, directStream],
+      ['streamed p99', routerStream, nginxStream, httpStream, relayStream, directStream],
     ] as const) {
       const p = what.endsWith('p50') ? 'p50' : 'p99';
       const r = added(proxyR, direct, p);
       const n = added(proxyN, direct, p);
-      console.log(`| ${what} | ${r.toFixed(3)} | ${n.toFixed(3)} | ${added(floorR, direct, p).toFixed(3)} | ${(r / n).toFixed(2)} |`);
+      console.log(`| ${what} | ${r.toFixed(3)} | ${n.toFixed(3)} | ${added(httpR, direct, p).toFixed(3)} | ${added(floorR, direct, p).toFixed(3)} | ${(r / n).toFixed(2)} |`);
     }
     console.log('');
     console.log(`ratio router / nginx requests/s (non-streamed, c=${c}): ${(routerMax.rps / nginxMax.rps).toFixed(2)}`);
@@ -263,16 +303,20 @@ export async function run(args: string[]): Promise<void> {
     const addedRouter = added(routerPlain, directPlain, 'p50');
     const addedNginx = added(nginxPlain, directPlain, 'p50');
     const addedFloor = added(relayPlain, directPlain, 'p50');
-    console.log(`ratio Node TCP relay / nginx added p50 (the floor for a proxy in Node): ${(addedFloor / addedNginx).toFixed(2)}`);
+    const addedHttp = added(httpPlain, directPlain, 'p50');
+    console.log(`ratio Node TCP relay / nginx added p50 (a Node process that parses nothing): ${(addedFloor / addedNginx).toFixed(2)}`);
+    console.log(`ratio minimal Node HTTP proxy / nginx added p50 (Node's http server + undici, no logic): ${(addedHttp / addedNginx).toFixed(2)}`);
     console.log(`goal: added p50 within 1.5x of nginx's: ${addedRouter <= 1.5 * addedNginx ? 'met' : 'NOT met'} (${(addedRouter / addedNginx).toFixed(2)}x)`);
     console.log(`goal: >= 3000 requests/s on one core (requests per router CPU second, non-streamed): ${routerMax.rpsPerCore >= 3000 ? 'met' : 'NOT met'}`);
     console.log('');
     console.log(`added_p50_ms_router: ${addedRouter.toFixed(3)}`);
     console.log(`added_p50_ms_nginx: ${addedNginx.toFixed(3)}`);
     console.log(`added_p50_ms_node_tcp_relay: ${addedFloor.toFixed(3)}`);
+    console.log(`added_p50_ms_node_http_proxy: ${addedHttp.toFixed(3)}`);
     console.log(`added_p99_ms_router: ${added(routerPlain, directPlain, 'p99').toFixed(3)}`);
     console.log(`router_requests_per_second: ${Math.round(routerMax.rps)}`);
     console.log(`router_requests_per_cpu_second: ${Math.round(routerMax.rpsPerCore)}`);
+    console.log(`router_requests_per_cpu_second_streamed: ${Math.round(routerMaxStream.rpsPerCore)}`);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }

@@ -206,42 +206,55 @@ export interface Target {
 }
 
 /**
- * Latency of several targets at concurrency 1, one request to each in turn, so that whatever
- * else the machine does at the time (these are shared, noisy machines) falls on all of them
- * alike: their differences stay meaningful when the absolute figures move. Each target keeps
- * one keep-alive connection. Warm-up, then `durationS` per target, measured.
+ * Latency of several targets at concurrency 1, measured in turns: each target gets `sliceMs`
+ * of back-to-back requests, then the next, round and round until each had `durationS`. Whatever
+ * else the machine does meanwhile (these are shared, noisy machines) falls on all of them alike,
+ * and within a slice each target runs warm, as it would under steady traffic (a request every
+ * few milliseconds would leave the heavier processes' caches cold and measure that instead).
+ * Each target is warmed up for `warmupS` first, and the first requests of each slice are not
+ * counted. Each target keeps one keep-alive connection.
  */
 export async function driveInterleaved(
   targets: readonly Target[],
   payload: unknown,
-  options: Omit<LoadOptions, 'concurrency' | 'cpuOf'>,
+  options: Omit<LoadOptions, 'concurrency' | 'cpuOf'> & { readonly sliceMs?: number },
   check: (text: string) => boolean,
   path = '/v1/chat/completions',
 ): Promise<Result[]> {
+  const sliceMs = options.sliceMs ?? 250;
+  const skipPerSlice = 5;
   const body = JSON.stringify(payload);
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
   const urls = targets.map((t) => new URL(t.base));
   const latencies = targets.map((): number[] => []);
   const errors = targets.map(() => 0);
-  const started = performance.now();
-  const warmupEnd = started + options.warmupS * 1000;
-  const end = warmupEnd + options.durationS * 1000 * targets.length;
-  for (let i = 0; performance.now() < end; i = (i + 1) % targets.length) {
-    const t0 = performance.now();
-    const measured = t0 >= warmupEnd;
-    try {
-      const { status, text } = await once(agents[i], urls[i], path, body);
-      if (!measured) continue;
-      if (status !== 200 || !check(text)) errors[i]++;
-      else latencies[i].push(performance.now() - t0);
-    } catch {
-      if (measured) errors[i]++;
+  const measuredMs = targets.map(() => 0);
+  const wantedMs = options.durationS * 1000;
+  // Warm-up: each target gets warmupS of requests (JIT, connections) before anything counts.
+  for (let i = 0; i < targets.length; i++) {
+    const end = performance.now() + options.warmupS * 1000;
+    while (performance.now() < end) await once(agents[i], urls[i], path, body).catch(() => undefined);
+  }
+  for (let i = 0; measuredMs.some((ms) => ms < wantedMs); i = (i + 1) % targets.length) {
+    if (measuredMs[i] >= wantedMs) continue;
+    const sliceStart = performance.now();
+    for (let n = 0; performance.now() - sliceStart < sliceMs; n++) {
+      const t0 = performance.now();
+      try {
+        const { status, text } = await once(agents[i], urls[i], path, body);
+        if (n < skipPerSlice) continue;
+        if (status !== 200 || !check(text)) errors[i]++;
+        else latencies[i].push(performance.now() - t0);
+      } catch {
+        errors[i]++;
+      }
     }
+    measuredMs[i] += performance.now() - sliceStart;
   }
   for (const agent of agents) agent.destroy();
-  const seconds = (performance.now() - warmupEnd) / 1000;
   return targets.map((t, i) => {
     const sorted = Float64Array.from(latencies[i]).sort();
+    const seconds = measuredMs[i] / 1000;
     return {
       name: t.name,
       requests: sorted.length,
