@@ -23,6 +23,15 @@ describe('readInferenceRequest', () => {
     });
   });
 
+  it('adds the usage request to a stream without stream_options by splicing the client’s bytes', () => {
+    const text = ' {\n "model": "m", "messages": [{"role": "user", "content": "{\\"stream_options\\": 1}"}], "stream": true }';
+    const upstream = readInferenceRequest('chat.completions', Buffer.from(text)).upstreamBody.toString();
+    expect(upstream.startsWith(' {"stream_options":{"include_usage":true},\n "model"')).toBe(true);
+    expect(JSON.parse(upstream)).toEqual({ ...JSON.parse(text), stream_options: { include_usage: true } });
+    const nulled = readInferenceRequest('chat.completions', body({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: null }));
+    expect(JSON.parse(nulled.upstreamBody.toString()).stream_options).toEqual({ include_usage: true });
+  });
+
   it('answers 400 naming the field', () => {
     const attempt = (api: 'chat.completions' | 'completions' | 'embeddings', text: string): ApiError => {
       try {

@@ -39,10 +39,26 @@ export function readInferenceRequest(api: InferenceApi, body: Buffer): Inference
     // Ask the engine for the usage chunk: the router meters from it and removes it again.
     const object = json as Record<string, unknown>;
     const options = object.stream_options;
-    object.stream_options = typeof options === 'object' && options !== null ? { ...options, include_usage: true } : { include_usage: true };
-    upstreamBody = Buffer.from(JSON.stringify(object));
+    if (!('stream_options' in object)) upstreamBody = withStreamUsage(body);
+    else {
+      object.stream_options = typeof options === 'object' && options !== null ? { ...options, include_usage: true } : { include_usage: true };
+      upstreamBody = Buffer.from(JSON.stringify(object));
+    }
   }
   return { api, parsed, model: parsed.model, stream, clientWantsUsage, upstreamBody };
+}
+
+const STREAM_USAGE_MEMBER = Buffer.from('"stream_options":{"include_usage":true},');
+const OPEN_BRACE = 0x7b;
+
+/**
+ * The client's bytes with `"stream_options":{"include_usage":true}` as the object's first member:
+ * no re-serialisation of a prompt that may be long. Only for bodies without `stream_options`
+ * (the member cannot then appear twice), which parsed as an object, so a `{` comes first.
+ */
+function withStreamUsage(body: Buffer): Buffer {
+  const open = body.indexOf(OPEN_BRACE);
+  return Buffer.concat([body.subarray(0, open + 1), STREAM_USAGE_MEMBER, body.subarray(open + 1)]);
 }
 
 /** The prompt as text, for prefix matching: chat turns in order, or the (first) prompt. */
