@@ -15,6 +15,7 @@ const CR = 13;
 const USAGE_OBJECT = Buffer.from('"usage":{');
 const EMPTY_CHOICES = Buffer.from('"choices":[]');
 const DONE = Buffer.from('[DONE]');
+const MAX_DONE_EVENT_BYTES = 24;
 const EMPTY = Buffer.alloc(0);
 
 export class SseRelay {
@@ -35,12 +36,16 @@ export class SseRelay {
     let lineStart = 0;
     let out: Buffer[] | undefined;
     let forwardFrom = 0;
+    // Where the next `"usage":{` is, searched again only once the events pass it: one native
+    // search per chunk in the usual case, however many events the chunk holds.
+    let nextUsage = -2;
     let nl: number;
     while ((nl = data.indexOf(NEWLINE, lineStart)) !== -1) {
       const lineEnd = nl > lineStart && data[nl - 1] === CR ? nl - 1 : nl;
       if (lineEnd === lineStart) {
         // A blank line ends the event [eventStart, nl].
-        if (nl > eventStart && !this.observe(data.subarray(eventStart, nl + 1)) && !this.forwardUsage) {
+        if (nextUsage !== -1 && nextUsage < eventStart) nextUsage = data.indexOf(USAGE_OBJECT, eventStart);
+        if (nl > eventStart && !this.observe(data, eventStart, nl + 1, nextUsage !== -1 && nextUsage <= nl) && !this.forwardUsage) {
           (out ??= []).push(data.subarray(forwardFrom, eventStart));
           forwardFrom = nl + 1;
         }
@@ -61,17 +66,23 @@ export class SseRelay {
     const rest = this.pending;
     this.pending = undefined;
     if (rest === undefined || rest.length === 0) return EMPTY;
-    const keep = this.observe(rest);
+    const keep = this.observe(rest, 0, rest.length, rest.indexOf(USAGE_OBJECT) !== -1);
     // With forwardUsage these bytes went out already, as they came.
     return keep && !this.forwardUsage ? rest : EMPTY;
   }
 
-  /** Reads one event; false when it is the usage-only chunk (which the client may not get). */
-  private observe(event: Buffer): boolean {
-    if (event.indexOf(USAGE_OBJECT) === -1) {
-      if (event.indexOf(DONE) === -1) this.contentEvents++;
+  /**
+   * Reads the event in `data[start, end)`, which holds `"usage":{` when `mentionsUsage`; false
+   * when it is the usage-only chunk (which the client may not get). This runs for every token of
+   * every stream: indices rather than a subarray, no search unless the event may matter.
+   */
+  private observe(data: Buffer, start: number, end: number, mentionsUsage: boolean): boolean {
+    if (!mentionsUsage) {
+      // `data: [DONE]` and its blank line are 14 bytes (16 with CRs): only a short event can be it.
+      if (end - start > MAX_DONE_EVENT_BYTES || data.subarray(start, end).indexOf(DONE) === -1) this.contentEvents++;
       return true;
     }
+    const event = data.subarray(start, end);
     const text = event.toString('utf8');
     const dataAt = text.indexOf('data:');
     if (dataAt === -1) return true;
