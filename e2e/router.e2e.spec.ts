@@ -138,11 +138,11 @@ describe('the inference router of `gpufleet up`', () => {
       return anonymous?.requests === 2 && mine?.requests === 1 ? all : undefined;
     }, { timeoutMs: 10_000, intervalMs: 250 });
     const today = new Date().toISOString().slice(0, 10);
-    expect(rows).toEqual([
-      { day: today, keyId: 'anonymous', deployment: 'team-a.llama', model: MODEL, requests: 2, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 10, estimatedRequests: 0 },
-      { day: today, keyId: id, deployment: 'team-a.llama', model: MODEL, requests: 1, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 5, estimatedRequests: 0 },
-    ]);
-    expect(await usage(['--key', id, '--days', '7'])).toEqual([rows[1]]);
+    const anonymousRow = { day: today, keyId: 'anonymous', deployment: 'team-a.llama', model: MODEL, requests: 2, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 10, estimatedRequests: 0 };
+    const keyRow = { day: today, keyId: id, deployment: 'team-a.llama', model: MODEL, requests: 1, promptTokens: expect.any(Number), cachedTokens: expect.any(Number), completionTokens: 5, estimatedRequests: 0 };
+    // Rows come sorted by day, then key id; the generated id may sort before or after "anonymous".
+    expect(rows).toEqual(id.localeCompare('anonymous') < 0 ? [keyRow, anonymousRow] : [anonymousRow, keyRow]);
+    expect(await usage(['--key', id, '--days', '7'])).toEqual([rows.find((r) => r.keyId === id)]);
 
     const table = await gpufleet(['usage', '--key', 'anonymous', ...at]);
     expect(table.stdout.trim().split('\n')).toEqual([

@@ -27,15 +27,7 @@ export async function startProcess(
   const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  await waitFor(
-    `${name} on ${base}${readyPath}`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${output}`);
-      const res = await fetch(`${base}${readyPath}`).catch(() => undefined);
-      return res?.status === 200 || undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 100 },
-  );
+  await untilServing(`${name} on ${base}${readyPath}`, `${base}${readyPath}`, () => (child.exitCode !== null ? `exited with ${child.exitCode}: ${output}` : undefined));
   return {
     child,
     base,
@@ -50,6 +42,23 @@ export async function startProcess(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * Waits until GET `url` answers 200. `gone()` says why the server's process ended, if it did,
+ * so a crash fails at once with its reason rather than at the timeout.
+ */
+export async function untilServing(what: string, url: string, gone: () => string | undefined, timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const why = gone();
+      if (why !== undefined) throw new Error(`${what}: ${why}`);
+      const res = await fetch(url).catch(() => undefined);
+      return res?.status === 200 || undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
 }
 
 export interface LoadOptions {

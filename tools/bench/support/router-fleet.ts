@@ -10,6 +10,7 @@ import { connect } from 'nats';
 import { Buckets, DeploymentPhase, ModelDeployment, type ReplicaStatus } from '@gpufleet/contracts';
 import { KvStore } from '@gpufleet/messaging';
 import { freePort, ProcessGroup, requireBinary, startNats, startRedis, stopOne, waitFor, type ManagedProcess, type RunningServer } from '@gpufleet/testing';
+import { untilServing } from './http-load';
 
 export const REPO_ROOT = resolve(__dirname, '../../..');
 const ENGINE_SIM_MAIN = join(REPO_ROOT, 'apps/engine-sim/src/main.ts');
@@ -25,15 +26,9 @@ function tail(file: string, chars = 2000): string {
   }
 }
 
-async function untilHttp200(what: string, proc: ManagedProcess, url: string, timeoutMs = 60_000): Promise<void> {
-  await waitFor(
-    `${what} (${url}; log: ${proc.spec.logFile})`,
-    async () => {
-      if (proc.child.exitCode !== null) throw new Error(`${what} exited with ${proc.child.exitCode}: ${tail(proc.spec.logFile)}`);
-      const res = await fetch(url).catch(() => undefined);
-      return res?.status === 200 || undefined;
-    },
-    { timeoutMs, intervalMs: 100 },
+function untilHttp200(what: string, proc: ManagedProcess, url: string): Promise<void> {
+  return untilServing(`${what} (${url}; log: ${proc.spec.logFile})`, url, () =>
+    proc.child.exitCode !== null ? `exited with ${proc.child.exitCode}: ${tail(proc.spec.logFile)}` : undefined,
   );
 }
 
