@@ -23,7 +23,7 @@ import { attemptOutcome, engineMessage, forbiddenModel, gatewayTimeout, sendErro
 import { promptText, type InferenceApi, type InferenceRequest } from './inference-request';
 import { decodeRequestBody, PrefillStep, type PrefillResult } from './prefill';
 import { SseRelay } from './sse-relay';
-import type { UpstreamCall, UpstreamError, UpstreamHandler } from './upstream';
+import { engineRequestHeaders, type UpstreamCall, type UpstreamError, type UpstreamHandler } from './upstream';
 
 /** What every exchange shares: built once by the server. */
 export interface RouterContext {
@@ -297,11 +297,9 @@ export class Exchange implements UpstreamHandler {
     const request = this.request as InferenceRequest;
     this.upStatus = undefined;
     const body = replica.prefill !== undefined && this.decodeBody !== undefined ? this.decodeBody : request.upstreamBody;
-    const headers = ['content-type', 'application/json', 'accept', request.stream ? 'text/event-stream' : 'application/json', 'x-request-id', this.requestId];
-    const apiKey = this.ctx.config.UPSTREAM_API_KEY;
-    if (apiKey) headers.push('authorization', `Bearer ${apiKey}`);
     const traceparent = this.res.req.headers.traceparent;
-    if (typeof traceparent === 'string') headers.push('traceparent', traceparent);
+    const accept = request.stream ? 'text/event-stream' : 'application/json';
+    const headers = engineRequestHeaders(accept, this.requestId, this.ctx.config.UPSTREAM_API_KEY, typeof traceparent === 'string' ? traceparent : undefined);
     const call = replica.upstream.prepare(this);
     this.call = call;
     call.send({ path: PATHS[this.api], headers, body });

@@ -24,7 +24,7 @@ import type { Replica, ReplicaPool, AcquireFailure } from '../deployments/replic
 import type { AttemptResult } from '../metrics/router-metrics';
 import type { RouterContext } from './exchange';
 import { attemptOutcome, engineMessage, upstreamFailed } from './http-kit';
-import type { UpstreamCall, UpstreamError, UpstreamHandler } from './upstream';
+import { engineRequestHeaders, type UpstreamCall, type UpstreamError, type UpstreamHandler } from './upstream';
 
 /** Bytes of a prefill answer read: one token, its usage and the block ids, far below this. */
 const MAX_PREFILL_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -177,10 +177,7 @@ export class PrefillStep implements UpstreamHandler {
     this.status = 0;
     this.chunks = [];
     this.size = 0;
-    const headers = ['content-type', 'application/json', 'accept', 'application/json', 'x-request-id', this.request.requestId];
-    const apiKey = this.ctx.config.UPSTREAM_API_KEY;
-    if (apiKey) headers.push('authorization', `Bearer ${apiKey}`);
-    if (this.request.traceparent !== undefined) headers.push('traceparent', this.request.traceparent);
+    const headers = engineRequestHeaders('application/json', this.request.requestId, this.ctx.config.UPSTREAM_API_KEY, this.request.traceparent);
     const call = replica.upstream.prepare(this);
     this.call = call;
     call.send({ path: this.request.path, headers, body: this.body });

@@ -59,6 +59,17 @@ const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'E
 
 const CANCELLED = new errors.RequestAbortedError('cancelled by the router');
 
+/**
+ * The headers of a request to an engine, as undici's flat list: JSON in, `accept` as given,
+ * the request id, the engines' API key (UPSTREAM_API_KEY) and the client's trace context.
+ */
+export function engineRequestHeaders(accept: string, requestId: string, apiKey: string | undefined, traceparent: string | undefined): string[] {
+  const headers = ['content-type', 'application/json', 'accept', accept, 'x-request-id', requestId];
+  if (apiKey) headers.push('authorization', `Bearer ${apiKey}`);
+  if (traceparent !== undefined) headers.push('traceparent', traceparent);
+  return headers;
+}
+
 /** The connections to one engine endpoint. */
 export class Upstream {
   private readonly pool: Pool;
