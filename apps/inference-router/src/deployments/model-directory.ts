@@ -93,15 +93,7 @@ export class ModelDirectory {
       return;
     }
     if (!pool) {
-      pool = new ReplicaPool({
-        model,
-        policy: this.options.createPolicy(),
-        health: this.options.createHealth(),
-        maxInFlightPerReplica: this.options.maxInFlightPerReplica,
-        queueMax: this.options.queueMax,
-        queueTimeoutMs: this.options.queueTimeoutMs,
-        connectTimeoutMs: this.options.connectTimeoutMs,
-      });
+      pool = this.newPool(model);
       this.pools.set(model, pool);
       this.sortedModels = [...this.pools.keys()].sort();
     }
@@ -111,6 +103,19 @@ export class ModelDirectory {
     pool.prefillDesired = serving.reduce((sum, r) => sum + r.prefillDesired, 0);
     pool.setEndpoints(serving.flatMap((r) => r.endpoints));
     for (const replica of pool.replicas) replica.prefill = replica.role === 'decode' ? this.prefillPools.get(replica.deployment) : undefined;
+  }
+
+  /** An empty pool for `model` with this router's policy, health and queue settings. */
+  private newPool(model: string): ReplicaPool {
+    return new ReplicaPool({
+      model,
+      policy: this.options.createPolicy(),
+      health: this.options.createHealth(),
+      maxInFlightPerReplica: this.options.maxInFlightPerReplica,
+      queueMax: this.options.queueMax,
+      queueTimeoutMs: this.options.queueTimeoutMs,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+    });
   }
 
   /** Creates, updates or drops the prefill pool of deployment `key` after a change of its record. */
@@ -125,15 +130,7 @@ export class ModelDirectory {
     }
     if (route === undefined || !route.disaggregated) return;
     if (pool === undefined) {
-      pool = new ReplicaPool({
-        model: route.model,
-        policy: this.options.createPolicy(),
-        health: this.options.createHealth(),
-        maxInFlightPerReplica: this.options.maxInFlightPerReplica,
-        queueMax: this.options.queueMax,
-        queueTimeoutMs: this.options.queueTimeoutMs,
-        connectTimeoutMs: this.options.connectTimeoutMs,
-      });
+      pool = this.newPool(route.model);
       this.prefillPools.set(key, pool);
     }
     pool.deployments = [key];
