@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { isPortOpen, waitFor } from '@gpufleet/testing';
@@ -17,6 +17,7 @@ describe('gpufleet up / get on the dev fleet', () => {
   afterAll(async () => {
     await upA.stop();
     await upB?.stop();
+    for (const home of [homeA, homeB]) rmSync(home, { recursive: true, force: true });
   });
 
   it('brings the stack up and lists one InstanceType family per pool with the fleet capacity', async () => {
@@ -105,6 +106,7 @@ describe('gpufleet up / get on the dev fleet', () => {
   it('explains what to do when no stack runs, and for a bad resource kind', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'gpufleet-home-none-'));
     const res = await gpufleet(['get', 'nodes', '--home', empty]);
+    rmSync(empty, { recursive: true, force: true });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/no running gpufleet stack found in .*start one with `gpufleet up`/);
     const bad = await gpufleet(['get', 'gpus', '--home', homeA]);

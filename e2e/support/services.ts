@@ -3,7 +3,7 @@ import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { CapacityServiceClient, InstanceType } from '@gpufleet/contracts';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
-import { ManagedProcess, ProcessGroup, freePort, waitFor } from '@gpufleet/testing';
+import { ManagedProcess, ProcessGroup, StopWaiting, freePort, logTail, waitFor } from '@gpufleet/testing';
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 export const DEV_FLEET = join(REPO_ROOT, 'examples/fleets/dev.yaml');
@@ -59,7 +59,9 @@ export async function waitReady(proc: ManagedProcess, base: string, timeoutMs = 
   await waitFor(
     `${proc.spec.name} /readyz (log: ${proc.spec.logFile})`,
     async () => {
-      if (proc.child.exitCode !== null) throw new Error(`${proc.spec.name} exited with ${proc.child.exitCode}; see ${proc.spec.logFile}`);
+      if (proc.child.exitCode !== null) {
+        throw new StopWaiting(`${proc.spec.name} exited with ${proc.child.exitCode}: ${logTail(proc.spec.logFile).join(' | ')}; see ${proc.spec.logFile}`);
+      }
       const res = await fetch(`${base}/readyz`).catch(() => undefined);
       return res?.status === 200 || undefined;
     },

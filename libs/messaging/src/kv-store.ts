@@ -42,6 +42,24 @@ export interface KvStoreOptions {
   /** Revisions kept per key. */
   history?: number;
   storage?: 'file' | 'memory';
+  /**
+   * How long open() keeps trying while JetStream does not answer (NATS restarting, slow, or its
+   * JetStream not up yet) before it gives up (default 60 s). Other errors end it at once.
+   */
+  openTimeoutMs?: number;
+  /** Told of each failed try that open() will make again. */
+  onOpenRetry?: (err: Error, attempt: number) => void;
+}
+
+/**
+ * A JetStream API call that failed for want of an answer, which a later try may get: a timeout,
+ * no responders (503: JetStream not up, or the server gone), or a cluster's temporary
+ * unavailability (10008).
+ */
+export function isJetStreamUnavailable(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  const message = (err as Error)?.message ?? '';
+  return code === 'TIMEOUT' || code === '503' || code === 'CONNECTION_CLOSED' || /timeout|no responders|temporarily unavailable|10008/i.test(message);
 }
 
 export interface KvWatchHandle {
@@ -70,12 +88,28 @@ export class KvStore<T> {
     private readonly codec: JsonCodec<T>,
   ) {}
 
+  /**
+   * Opens the bucket, creating it when missing. Services open their buckets as they start, often
+   * at the same moment as the nats-server they use: a JetStream that does not answer yet is
+   * waited for (see openTimeoutMs) rather than failing the service's start.
+   */
   static async open<T>(js: JetStreamClient, bucket: string, codec: JsonCodec<T>, options: KvStoreOptions = {}): Promise<KvStore<T>> {
-    const kv = await js.views.kv(bucket, {
-      history: options.history ?? 5,
-      storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
-    });
-    return new KvStore(kv, bucket, codec);
+    const deadline = Date.now() + (options.openTimeoutMs ?? 60_000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await js.views.kv(bucket, {
+          history: options.history ?? 5,
+          storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+        });
+        return new KvStore(kv, bucket, codec);
+      } catch (err) {
+        if (!isJetStreamUnavailable(err) || Date.now() >= deadline) {
+          throw new Error(`opening KV bucket ${bucket}: ${(err as Error).message}`, { cause: err });
+        }
+        options.onOpenRetry?.(err as Error, attempt);
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
+      }
+    }
   }
 
   private encode(value: T): Uint8Array {

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { freePort, isPortOpen, requireBinary, StopWaiting, waitFor } from '@gpufleet/process-kit';
 
 export interface RunningServer {
   readonly port: number;
@@ -38,7 +38,7 @@ async function launch(spec: ServerSpec): Promise<RunningServer> {
     proc.once('exit', () => (exited = true));
     try {
       await waitFor(`${spec.binary} on port ${port}`, async () => {
-        if (exited) throw new Error(`${spec.binary} exited: ${output.slice(-500)}`);
+        if (exited) throw new StopWaiting(`${spec.binary} exited: ${output.slice(-500)}`);
         return (await isPortOpen(port)) || undefined;
       });
     } catch (err) {

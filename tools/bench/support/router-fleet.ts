@@ -3,32 +3,24 @@
 // one inference-router process (apps/inference-router/src/main.ts) that discovers the engines from a
 // ModelDeployment record written straight into the deployments bucket, the contract the
 // scheduler fulfils. Nothing here imports an app: apps are started as processes.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { connect } from 'nats';
 import { Buckets, DeploymentPhase, ModelDeployment, type ReplicaStatus } from '@gpufleet/contracts';
 import { KvStore } from '@gpufleet/messaging';
-import { freePort, ProcessGroup, requireBinary, startNats, startRedis, stopOne, waitFor, type ManagedProcess, type RunningServer } from '@gpufleet/testing';
-import { untilServing } from './http-load';
+import { freePort, logTail, ProcessGroup, requireBinary, startNats, startRedis, stopOne, waitFor, type ManagedProcess, type RunningServer } from '@gpufleet/testing';
+import { REPO_ROOT, untilServing } from './http-load';
 
-export const REPO_ROOT = resolve(__dirname, '../../..');
 const ENGINE_SIM_MAIN = join(REPO_ROOT, 'apps/engine-sim/src/main.ts');
 const ROUTER_MAIN = join(REPO_ROOT, 'apps/inference-router/src/main.ts');
 const NODE_TS = ['-r', 'reflect-metadata', '-r', '@swc-node/register'];
 
 /** Last `chars` characters of a log file, for error messages. */
-function tail(file: string, chars = 2000): string {
-  try {
-    return readFileSync(file, 'utf8').slice(-chars);
-  } catch {
-    return '';
-  }
-}
 
 function untilHttp200(what: string, proc: ManagedProcess, url: string): Promise<void> {
   return untilServing(`${what} (${url}; log: ${proc.spec.logFile})`, url, () =>
-    proc.child.exitCode !== null ? `exited with ${proc.child.exitCode}: ${tail(proc.spec.logFile)}` : undefined,
+    proc.child.exitCode !== null ? `exited with ${proc.child.exitCode}: ${logTail(proc.spec.logFile).join(' | ')}` : undefined,
   );
 }
 

@@ -3,7 +3,7 @@ import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
-import { ManagedProcess, ProcessGroup, ServiceProcessSpec, freePort, isPortOpen, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, freePort, isPortOpen, logTail, requireBinary, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir } from '../up/node-pods';
 
@@ -71,8 +71,10 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   const logsDir = join(opts.home, 'logs');
   mkdirSync(logsDir, { recursive: true });
 
-  const onUnexpectedExit = (p: ManagedProcess, code: number | null, signal: NodeJS.Signals | null) =>
-    log(`! ${p.spec.name} exited unexpectedly (${signal ?? `code ${code}`}); see ${p.spec.logFile}`);
+  const onUnexpectedExit = (p: ManagedProcess, code: number | null, signal: NodeJS.Signals | null) => {
+    const last = logTail(p.spec.logFile, 1)[0];
+    log(`! ${p.spec.name} exited unexpectedly (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}; see ${p.spec.logFile}`);
+  };
   const group = new ProcessGroup(onUnexpectedExit);
   // One group per node runtime, so that they stop in parallel (a group stops its members in turn).
   const runtimes: ProcessGroup[] = [];
@@ -255,9 +257,21 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   }
 }
 
+/**
+ * Ends a start-up wait at once when the process has exited, quoting the last lines of its log
+ * (usually the reason), instead of waiting out the timeout.
+ */
+async function failIfExited(p: ManagedProcess): Promise<void> {
+  if (p.child.exitCode === null && p.child.signalCode === null) return;
+  const code = await p.exited;
+  const how = p.child.signalCode ?? `code ${code}`;
+  const tail = logTail(p.spec.logFile).map((l) => `\n    ${l}`).join('');
+  throw new StopWaiting(`${p.spec.name} exited while starting (${how}); last lines of ${p.spec.logFile}:${tail || ' (empty)'}`);
+}
+
 async function waitForPort(p: ManagedProcess, port: number): Promise<void> {
   await waitFor(`${p.spec.name} to listen on ${port}`, async () => {
-    if (p.child.exitCode !== null) throw new Error(`${p.spec.name} exited; see ${p.spec.logFile}`);
+    await failIfExited(p);
     return (await isPortOpen(port)) || undefined;
   }, { timeoutMs: 15_000, intervalMs: 100 });
 }
@@ -265,7 +279,7 @@ async function waitForPort(p: ManagedProcess, port: number): Promise<void> {
 /** Waits until a service's /readyz answers 200. */
 async function waitForReady(p: ManagedProcess, ops: string): Promise<void> {
   await waitFor(`${p.spec.name} to be ready (${ops}/readyz)`, async () => {
-    if (p.child.exitCode !== null) throw new Error(`${p.spec.name} exited; see ${p.spec.logFile}`);
+    await failIfExited(p);
     const res = await fetch(`${ops}/readyz`, { signal: AbortSignal.timeout(2_000) });
     return res.status === 200 || undefined;
   }, { timeoutMs: 90_000, intervalMs: 250 });
@@ -276,7 +290,7 @@ async function waitForNodes(address: string, expected: number, scheduler: Manage
   const client = new CapacityServiceClient(address, channelCredentials());
   try {
     await waitFor(`the scheduler to see all ${expected} nodes`, async () => {
-      if (scheduler.child.exitCode !== null) throw new Error(`the scheduler exited; see ${scheduler.spec.logFile}`);
+      await failIfExited(scheduler);
       const res = await callUnary(client, client.listNodes, { pool: '', labelSelector: {} }, { deadlineMs: 2_000 });
       return res.nodes.length >= expected || undefined;
     }, { timeoutMs: 90_000, intervalMs: 250 });
