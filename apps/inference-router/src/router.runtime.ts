@@ -9,7 +9,7 @@ import {
 import type Redis from 'ioredis';
 import type { NatsConnection } from 'nats';
 import { ApiKeyRecord, Buckets, ModelDeployment } from '@gpufleet/contracts';
-import { EventBus, KvStore, NATS_CONNECTION, type KvWatchHandle } from '@gpufleet/messaging';
+import { EventBus, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, Readiness, type Logger, type Registry } from '@gpufleet/observability';
 import { createRoutingPolicy, PassiveHealth, type RoutingPolicyConfig } from '@gpufleet/routing-core';
 import { ROUTER_CONFIG, type RouterConfig } from './config';
@@ -50,7 +50,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
   readonly engineMetrics: EngineMetricsPoller;
   readonly server: RouterServer;
   private keyStore: KvStore<ApiKeyRecord> | undefined;
-  private readonly watches: KvWatchHandle[] = [];
+  private readonly mirrors: Array<KvMirror<unknown>> = [];
   /** The port the API listens on (HTTP_PORT, or the one bound for 0). */
   port = 0;
 
@@ -124,11 +124,13 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
     const js = this.nc.jetstream();
     const [deployments, keys] = await Promise.all([KvStore.open(js, Buckets.deployments(cluster), ModelDeployment), KvStore.open(js, Buckets.apiKeys(cluster), ApiKeyRecord)]);
     this.keyStore = keys;
-    const onCorrupt = (what: string) => (err: Error) => this.logger.warn({ err }, `${what}: skipped a corrupt entry: ${err.message}`);
-    const onError = (what: string) => (err: unknown) => this.logger.warn({ err }, `${what} watch interrupted, resuming: ${(err as Error)?.message}`);
-    const deploymentsWatch = deployments.watch((change) => this.directory.apply(change), { onCorrupt: onCorrupt('deployments'), onError: onError('deployments') });
-    const keysWatch = keys.watch((change) => this.keys.apply(change), { onCorrupt: onCorrupt('api-keys'), onError: onError('api-keys') });
-    this.watches.push(deploymentsWatch, keysWatch);
+    // The directory and the registry keep their own derived state; the mirrors feed them every
+    // change, the initial content included (listeners are registered before the watch starts).
+    const deploymentsMirror = new KvMirror(deployments, { logger: this.logger });
+    const keysMirror = new KvMirror(keys, { logger: this.logger });
+    deploymentsMirror.listen((_key, change) => this.directory.apply(change));
+    keysMirror.listen((_key, change) => this.keys.apply(change));
+    this.mirrors.push(deploymentsMirror as KvMirror<unknown>, keysMirror as KvMirror<unknown>);
     let loaded = false;
     this.readiness.register({
       name: 'store',
@@ -144,7 +146,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
         },
       });
     }
-    await Promise.all([deploymentsWatch.ready, keysWatch.ready]);
+    await Promise.all([deploymentsMirror.start(), keysMirror.start()]);
     loaded = true;
     this.meter.start();
     this.engineMetrics.start();
@@ -168,7 +170,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const watch of this.watches) watch.stop();
+    for (const mirror of this.mirrors) mirror.stop();
     this.engineMetrics.stop();
     this.directory.close();
     await this.redis.quit().catch(() => this.redis.disconnect());

@@ -9,6 +9,7 @@ import { SchedulingStore } from './scheduling/scheduling-store.service';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { schedulerGrpcServer } from './grpc.server';
+import { Leadership } from './leadership/leadership';
 
 @Module({})
 export class AppModule {
@@ -32,8 +33,8 @@ export class AppModule {
         CapacityModule,
         SchedulingModule,
       ],
-      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, schedulerGrpcServer],
-      exports: [SCHEDULER_CONFIG],
+      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
+      exports: [SCHEDULER_CONFIG, Leadership],
     };
   }
 }

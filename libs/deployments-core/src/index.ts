@@ -7,3 +7,4 @@ export * from './replica-state';
 export * from './conditions';
 export * from './deployment-plan';
 export * from './instance';
+export * from './ownership';

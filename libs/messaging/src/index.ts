@@ -3,3 +3,5 @@ export * from './events';
 export * from './kv-store';
 export * from './nest/messaging.module';
 export * from './lease';
+export * from './kv-mirror';
+export * from './reconcile-loop';

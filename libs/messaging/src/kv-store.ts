@@ -18,8 +18,14 @@ export class RevisionConflictError extends Error {
     readonly bucket: string,
     readonly key: string,
     readonly expected: number | 'absent',
+    /** Set when KvStore.modify gave up after this many tries. */
+    readonly attempts?: number,
   ) {
-    super(`REVISION_CONFLICT: ${bucket}/${key} changed since revision ${expected}; re-read and retry`);
+    super(
+      attempts === undefined
+        ? `REVISION_CONFLICT: ${bucket}/${key} changed since revision ${expected}; re-read and retry`
+        : `REVISION_CONFLICT: ${bucket}/${key} kept changing: ${attempts} compare-and-set tries lost to other writers; retry later`,
+    );
   }
 }
 
@@ -60,6 +66,34 @@ export function isJetStreamUnavailable(err: unknown): boolean {
   const code = String((err as { code?: unknown })?.code ?? '');
   const message = (err as Error)?.message ?? '';
   return code === 'TIMEOUT' || code === '503' || code === 'CONNECTION_CLOSED' || /timeout|no responders|temporarily unavailable|10008/i.test(message);
+}
+
+/** What a `modify` function returns to delete the key instead of writing it. */
+export const DELETE_ENTRY: unique symbol = Symbol('delete entry');
+
+/**
+ * The change `modify` makes, decided from the current entry (undefined: the key is absent):
+ * a new value to write, DELETE_ENTRY to delete it, or undefined to leave it as it is.
+ */
+export type Modification<T> = (current: Versioned<T> | undefined) => T | typeof DELETE_ENTRY | undefined;
+
+export interface ModifyOptions<T> {
+  /**
+   * What the caller already holds (e.g. from a mirror), tried first instead of reading the key;
+   * when it is stale the compare-and-set fails and the key is read again.
+   */
+  known?: Versioned<T> | 'absent';
+}
+
+/**
+ * The one retry policy of compare-and-set read-modify-write: this many tries, the first at
+ * once, then after a short jittered backoff (a few ms, doubling, at most 100 ms) so writers that
+ * collide do not collide again in lockstep.
+ */
+export const MODIFY_ATTEMPTS = 10;
+
+function modifyBackoffMs(attempt: number): number {
+  return Math.min(100, 2 ** attempt) * (0.5 + Math.random() / 2);
 }
 
 export interface KvWatchHandle {
@@ -170,6 +204,39 @@ export class KvStore<T> {
       if (isConflict(err)) throw new RevisionConflictError(this.bucket, key, expectedRevision ?? 'absent');
       throw err;
     }
+  }
+
+  /**
+   * Read-modify-write with compare-and-set: reads the key, asks `fn` for the change, writes it
+   * only if nobody wrote the key meanwhile, and on a conflict reads again and asks `fn` again
+   * (MODIFY_ATTEMPTS tries in all). `fn` may therefore run several times and must not have
+   * side effects. Returns the entry as it is afterwards (undefined: absent); throws
+   * RevisionConflictError when every try lost.
+   */
+  async modify(key: string, fn: Modification<T>, options: ModifyOptions<T> = {}): Promise<Versioned<T> | undefined> {
+    assertKey(key);
+    let current: Versioned<T> | undefined | 'read' = options.known === 'absent' ? undefined : (options.known ?? 'read');
+    let lastConflict: RevisionConflictError | undefined;
+    for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, modifyBackoffMs(attempt)));
+      if (current === 'read') current = await this.get(key);
+      const next = fn(current);
+      if (next === undefined) return current;
+      try {
+        if (next === DELETE_ENTRY) {
+          if (current === undefined) return undefined;
+          await this.delete(key, current.revision);
+          return undefined;
+        }
+        const revision = current === undefined ? await this.create(key, next) : await this.update(key, next, current.revision);
+        return { key, value: next, revision };
+      } catch (err) {
+        if (!(err instanceof RevisionConflictError)) throw err;
+        lastConflict = err;
+        current = 'read';
+      }
+    }
+    throw new RevisionConflictError(this.bucket, key, lastConflict?.expected ?? 'absent', MODIFY_ATTEMPTS);
   }
 
   async keys(): Promise<string[]> {

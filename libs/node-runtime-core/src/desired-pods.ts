@@ -33,7 +33,7 @@ export function workloadStoreKeyOfLedgerEntry(workload: string): string | undefi
  * finished runs nothing. `workloads` is keyed like the workloads bucket ("<namespace>.<name>").
  * Sorted by key; a pod listed twice in the ledger is run once.
  */
-export function desiredPods(node: string, ledger: NodeLedger | undefined, workloads: ReadonlyMap<string, Workload>): DesiredPod[] {
+export function desiredPods(node: string, ledger: NodeLedger | undefined, workloads: { get(storeKey: string): Workload | undefined }): DesiredPod[] {
   const out = new Map<string, DesiredPod>();
   for (const entry of ledger?.entries ?? []) {
     const placement = entry.pod;

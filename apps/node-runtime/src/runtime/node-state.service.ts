@@ -1,36 +1,48 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
-import { KvStore, NATS_CONNECTION, type KvChange, type KvWatchHandle } from '@gpufleet/messaging';
+import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
+import { LOGGER, type Logger } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
 
 /**
- * What this node should run, mirrored from JetStream KV: its inventory and its ledger (one key
- * each) and every workload. The watches resume from the last revision after a NATS restart, so
- * the mirror catches up with whatever changed meanwhile. Listeners hear of every relevant change.
+ * What this node should run, mirrored from JetStream KV (KvMirror): its inventory and its ledger
+ * (one key each) and every workload. The mirrors resume from the last revision after a NATS
+ * restart, so they catch up with whatever changed meanwhile. Listeners hear of every relevant change.
  */
 @Injectable()
 export class NodeState implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('node-state');
-  inventory: NodeInventory | undefined;
-  ledger: NodeLedger | undefined;
-  readonly workloads = new Map<string, Workload>();
+  private readonly logger: Logger;
   /** Where this runtime reports its pods; opened here with the other buckets. */
   pods!: KvStore<PodRuntimeStatus>;
-  private stores!: { nodes: KvStore<NodeInventory>; ledger: KvStore<NodeLedger>; workloads: KvStore<Workload> };
-  private readonly handles: KvWatchHandle[] = [];
+  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload> };
   private readonly listeners = new Set<() => void>();
+  private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
-  ) {}
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    this.logger = logger.child({ component: 'node-state' });
+  }
 
   /** True once every bucket's current content has been read. */
   get ready(): boolean {
     return this.synced;
   }
+
+  get inventory(): NodeInventory | undefined {
+    return this.mirrors.nodes.get(this.config.NODE_NAME)?.value;
+  }
+
+  get ledger(): NodeLedger | undefined {
+    return this.mirrors.ledger.get(this.config.NODE_NAME)?.value;
+  }
+
+  /** Every workload of the cluster, by its key in the workloads bucket ("<namespace>.<name>"). */
+  readonly workloads = { get: (storeKey: string): Workload | undefined => this.mirrors.workloads.get(storeKey)?.value };
 
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
@@ -41,46 +53,26 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       KvStore.open(js, Buckets.workloads(cluster), Workload),
       KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
     ]);
-    this.stores = { nodes, ledger, workloads };
+    // The nodes and ledger buckets hold every node; only this node's key matters here.
+    const mine = (key: string) => key === this.config.NODE_NAME;
+    this.mirrors = {
+      nodes: new KvMirror(nodes, { logger: this.logger, filter: mine }),
+      ledger: new KvMirror(ledger, { logger: this.logger, filter: mine }),
+      workloads: new KvMirror(workloads, { logger: this.logger }),
+    };
     this.pods = pods;
   }
 
-  /** Starts the watches; resolves once the current content of every bucket is mirrored. */
+  /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const node = this.config.NODE_NAME;
-    const watch = <T>(store: KvStore<T>, apply: (change: KvChange<T>) => boolean): KvWatchHandle =>
-      store.watch(
-        (change) => {
-          if (apply(change)) this.changed();
-        },
-        {
-          onCorrupt: (err) => this.logger.error(err.message),
-          onError: (err) => this.logger.warn(`${store.bucket} watch interrupted, resuming: ${(err as Error).message}`),
-        },
-      );
-    // The nodes and ledger buckets hold every node; only this node's key matters here.
-    this.handles.push(
-      watch(this.stores.nodes, (change) => {
-        if (change.key !== node) return false;
-        this.inventory = change.kind === 'put' ? change.value : undefined;
-        return true;
-      }),
-      watch(this.stores.ledger, (change) => {
-        if (change.key !== node) return false;
-        this.ledger = change.kind === 'put' ? change.value : undefined;
-        return true;
-      }),
-      watch(this.stores.workloads, (change) => {
-        if (change.kind === 'put') this.workloads.set(change.key, change.value);
-        else this.workloads.delete(change.key);
-        return true;
-      }),
-    );
-    await Promise.all(this.handles.map((h) => h.ready));
+    const all = Object.values(this.mirrors) as Array<KvMirror<unknown>>;
+    for (const mirror of all) this.unsubscribe.push(mirror.listen(() => this.changed()));
+    await Promise.all(all.map((m) => m.start()));
     this.synced = true;
-    this.logger.log(
-      `state of node ${node} loaded: inventory ${this.inventory ? `with ${this.inventory.accelerators.length} accelerators` : 'not published yet'}, ` +
-        `${this.ledger?.entries.length ?? 0} ledger entries, ${this.workloads.size} workloads in the cluster`,
+    const workloads = this.mirrors.workloads.entries.size;
+    this.logger.info(
+      `state of node ${this.config.NODE_NAME} loaded: inventory ${this.inventory ? `with ${this.inventory.accelerators.length} accelerators` : 'not published yet'}, ` +
+        `${this.ledger?.entries.length ?? 0} ledger entries, ${workloads} workloads in the cluster`,
     );
   }
 
@@ -91,7 +83,8 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   }
 
   stop(): void {
-    for (const h of this.handles.splice(0)) h.stop();
+    for (const off of this.unsubscribe.splice(0)) off();
+    for (const mirror of Object.values(this.mirrors ?? {}) as Array<KvMirror<unknown>>) mirror.stop();
   }
 
   onApplicationShutdown(): void {

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'fs';
 import { userInfo } from 'os';
 import { join } from 'path';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { parsePodStoreKey, podStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import {
   desiredPods,
@@ -22,6 +22,8 @@ import {
   type PodProcess,
   type RunnablePodPlan,
 } from '@gpufleet/node-runtime-core';
+import { ReconcileLoop } from '@gpufleet/messaging';
+import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { freePort } from '@gpufleet/process-kit';
 import { DEVICE_VISIBILITY_VARS, ProcessTable, SshdInstance, StateFile, type ProcessEvent, type ProcessSpec } from '@gpufleet/process-runtime';
 import { engineSimEntry, instanceListenAddress, NODE_RUNTIME_CONFIG, nodeRuntimeConfigSchema, NodeRuntimeConfig, REPO_ROOT, runtimeUrlOf, stateDirOf } from '../config';
@@ -53,7 +55,9 @@ const RESYNC_MS = 30_000;
  */
 @Injectable()
 export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('pods');
+  private readonly logger: Logger;
+  /** Reconcile passes: never overlapping; changes during one make one more; a failed pass is retried after RESYNC_MS. */
+  private readonly loop: ReconcileLoop;
   private readonly node: string;
   private readonly stateDir: string;
   private readonly table: ProcessTable;
@@ -70,17 +74,18 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   private writer!: PodStatusWriter;
   private restored = false;
   private waitingForInventory = false;
-  private dirty = false;
-  private pass: Promise<void> | undefined;
   private closed = false;
-  private resync: NodeJS.Timeout | undefined;
   private offChange: (() => void) | undefined;
 
   constructor(
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
     private readonly state: NodeState,
     @Inject(RUNTIME_METRICS) private readonly metrics: NodeRuntimeMetrics,
+    @Inject(LOGGER) logger: Logger,
+    @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
+    this.logger = logger.child({ component: 'pods' });
+    this.loop = new ReconcileLoop({ name: 'pods', logger: this.logger, registry, retryMs: RESYNC_MS, resyncMs: RESYNC_MS, pass: () => this.reconcile() });
     this.node = config.NODE_NAME;
     this.stateDir = stateDirOf(config);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
@@ -114,9 +119,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     }
     await this.state.start();
     this.offChange = this.state.onChange(() => this.request());
-    this.resync = setInterval(() => this.request(), RESYNC_MS);
-    this.resync.unref();
-    this.request();
+    this.loop.start();
   }
 
   /**
@@ -126,16 +129,15 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
     this.offChange?.();
-    if (this.resync) clearInterval(this.resync);
     this.state.stop();
-    if (this.pass) await Promise.race([this.pass, sleep(this.config.STOP_GRACE_S * 1000 + 5_000)]);
+    await Promise.race([this.loop.stop(), sleep(this.config.STOP_GRACE_S * 1000 + 5_000)]);
     if (this.writer) {
       await Promise.race([this.writer.flush(), sleep(2_000)]);
       this.writer.close();
     }
     const running = this.table.list().length;
     this.table.detachAll();
-    this.logger.log(`detached from ${running} processes; they keep running for the next runtime to adopt`);
+    this.logger.info(`detached from ${running} processes; they keep running for the next runtime to adopt`);
   }
 
   /** Every pod of this node as it is now: the records of the pods bucket, live. */
@@ -164,21 +166,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
 
   /** Asks for a reconcile pass; passes never overlap, and requests during one make one more. */
   request(): void {
-    if (this.closed) return;
-    this.dirty = true;
-    if (this.pass) return;
-    this.pass = (async () => {
-      while (this.dirty && !this.closed) {
-        this.dirty = false;
-        try {
-          await this.reconcile();
-          this.metrics.reconciles.inc({ result: 'ok' });
-        } catch (err) {
-          this.metrics.reconciles.inc({ result: 'error' });
-          this.logger.error(`reconcile failed, retrying on the next change or in ${RESYNC_MS / 1000} s: ${(err as Error).stack ?? String(err)}`);
-        }
-      }
-    })().finally(() => (this.pass = undefined));
+    if (!this.closed) this.loop.kick();
   }
 
   private async reconcile(): Promise<void> {
@@ -216,7 +204,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     }
     await Promise.all(
       changes.replace.map(async (plan) => {
-        this.logger.log(`pod ${plan.pod.id}: its template or devices changed; replacing it`);
+        this.logger.info(`pod ${plan.pod.id}: its template or devices changed; replacing it`);
         await this.stopPod(plan.key, false);
         if (!this.closed) await this.startPod(plan);
       }),
@@ -244,7 +232,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
       }
     }
     const result = await this.table.restore(prepared.flatMap((p) => p.specs));
-    for (const d of result.decisions) this.logger.log(`restore ${d.id}: ${d.action} (${d.reason})`);
+    for (const d of result.decisions) this.logger.info(`restore ${d.id}: ${d.action} (${d.reason})`);
     const toStart = new Set(result.toStart.map((s) => s.id));
     for (const { plan, pod, specs } of prepared) {
       const record = this.previous.get(plan.key);
@@ -268,14 +256,14 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
       await this.stopPod(key, true);
     }
     this.restored = true;
-    this.logger.log(`restored: ${result.adopted.length} processes adopted, ${result.toStart.length} started, ${result.decisions.filter((d) => d.action === 'kill').length} killed`);
+    this.logger.info(`restored: ${result.adopted.length} processes adopted, ${result.toStart.length} started, ${result.decisions.filter((d) => d.action === 'kill').length} killed`);
   }
 
   private async startPod(plan: RunnablePodPlan): Promise<void> {
     try {
       const { pod, specs } = this.prepare(plan);
       await this.launch(pod, specs);
-      this.logger.log(`pod ${plan.pod.id} starting on port ${plan.port} with ${JSON.stringify(plan.devicesEnv)}`);
+      this.logger.info(`pod ${plan.pod.id} starting on port ${plan.port} with ${JSON.stringify(plan.devicesEnv)}`);
     } catch (err) {
       const failed = failedPlan(plan, err);
       this.logger.warn(`pod ${plan.pod.id} cannot start: ${failed.message}`);
@@ -341,7 +329,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     const pod = this.managed.get(key);
     const ref = pod?.plan.pod.ref ?? this.failed.get(key)?.pod.ref ?? parsePodStoreKey(key);
     if (pod) {
-      this.logger.log(`pod ${pod.plan.pod.id}: stopping${forGood ? ' (no longer placed on this node or no longer admitted)' : ''}`);
+      this.logger.info(`pod ${pod.plan.pod.id}: stopping${forGood ? ' (no longer placed on this node or no longer admitted)' : ''}`);
       await this.stopProcesses(key, pod);
     }
     if (forGood) {

@@ -7,7 +7,6 @@ const STATES = ['Starting', 'Running', 'Ready', 'Backoff', 'Stopping', 'Stopped'
 export class NodeRuntimeMetrics {
   /** Restarts of pod processes after a crash or a failed start (not runtime restarts, not replacements). */
   readonly restarts: Counter<'namespace' | 'workload'>;
-  readonly reconciles: Counter<'result'>;
 
   constructor(registry: Registry, pods: () => readonly PodRuntimeStatus[]) {
     createGauge<'state'>(registry, {
@@ -26,11 +25,6 @@ export class NodeRuntimeMetrics {
       name: 'node_runtime_restarts_total',
       help: 'Restarts of pod processes (engines, sshd, instance commands) after they exited.',
       labelNames: ['namespace', 'workload'],
-    });
-    this.reconciles = createCounter(registry, {
-      name: 'node_runtime_reconciles_total',
-      help: 'Reconcile passes, by result ("ok" or "error").',
-      labelNames: ['result'],
     });
   }
 }

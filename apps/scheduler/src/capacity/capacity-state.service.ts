@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection, Subscription } from 'nats';
 import {
   Buckets,
@@ -17,8 +17,10 @@ import {
 import { CapacityModel, InstanceTypeEvent, NO_ALLOCATIONS } from '@gpufleet/capacity-core';
 import { ledgerAllocations } from '@gpufleet/scheduling-core';
 import { validateInventory } from '@gpufleet/device-inventory';
-import { EventBus, KvChange, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
+import { EventBus, KvChange, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
+import { LOGGER, type Logger } from '@gpufleet/observability';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
+import { Leadership } from '../leadership/leadership';
 import { NodeLiveness, PhaseTransition } from './node-liveness';
 
 export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
@@ -30,15 +32,13 @@ export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
  */
 @Injectable()
 export class CapacityStateService implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('capacity');
+  private readonly logger: Logger;
   private modelValue?: CapacityModel;
   private readonly liveness: NodeLiveness;
   private readonly listeners = new Set<InstanceTypeListener>();
   private readonly nodeListeners = new Set<(node: Node) => void>();
   private readonly removalListeners = new Set<(node: string, pool: string) => void>();
-  /** Only the leader publishes capacity events and writes node status (set by the lease). */
-  isLeader: () => boolean = () => false;
-  private nodesWatch?: KvWatchHandle;
+  private nodes?: KvMirror<NodeInventory>;
   private heartbeats?: Subscription;
   private sweeper?: NodeJS.Timeout;
   private statusStore?: KvStore<NodeStatus>;
@@ -50,7 +50,11 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly bus: EventBus,
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+    /** Only the leader publishes capacity events and writes node status. */
+    private readonly leadership: Leadership,
+    @Inject(LOGGER) logger: Logger,
   ) {
+    this.logger = logger.child({ component: 'capacity' });
     this.liveness = new NodeLiveness(config.NOT_READY_TIMEOUT_S * 1000);
   }
 
@@ -66,7 +70,8 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
     const cluster = this.config.GPUFLEET_CLUSTER;
-    const nodes = await KvStore.open(js, Buckets.nodes(cluster), NodeInventory);
+    const nodes = new KvMirror(await KvStore.open(js, Buckets.nodes(cluster), NodeInventory), { logger: this.logger });
+    this.nodes = nodes;
     this.statusStore = await KvStore.open(js, Buckets.nodeStatus(cluster), NodeStatus);
     this.poolStore = await KvStore.open(js, Buckets.pools(cluster), Pool);
     // Pool names are part of the API (InstanceType names derive from them): keep them stable
@@ -86,54 +91,47 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
         const t = this.liveness.beat(ev.payload.nodeName, Date.now());
         if (t) this.applyTransition(t);
       },
-      { onInvalid: (e) => this.logger.warn(e.message), onError: (e) => this.logger.error(`heartbeat handling failed: ${(e as Error).message}`) },
+      { onInvalid: (e) => this.logger.warn(e.message), onError: (e) => this.logger.error({ err: e }, `heartbeat handling failed: ${(e as Error).message}`) },
     );
     void this.graceAfterReconnect();
     // The initial snapshot is applied as one batch: one event per InstanceType, and pool
-    // names that do not depend on the order node records arrive in.
-    let initial: Array<KvChange<NodeInventory>> | undefined = [];
+    // names that do not depend on the order node records arrive in. Reading the entries and
+    // registering the listener in one synchronous step misses no change and sees none twice.
     const apply = (change: KvChange<NodeInventory>): void => {
-        if (change.kind === 'delete') {
-          const pool = this.model.getNode(change.key)?.pool;
-          this.liveness.forget(change.key);
-          this.emit(this.model.removeNode(change.key));
-          if (pool !== undefined) for (const l of this.removalListeners) l(change.key, pool);
-          return;
-        }
-        const inv = change.value;
-        const problems = validateInventory(inv, this.config.GPUFLEET_CLUSTER);
-        if (inv.nodeName !== change.key) problems.unshift(`nodeName: expected "${change.key}" (the record's key), got "${inv.nodeName}"`);
-        if (problems.length > 0) {
-          // Keep whatever was accepted before; a bad record never reaches the views.
-          this.logger.warn(`INVALID_NODE_RECORD: ${change.key} revision ${change.revision} ignored: ${problems.join('; ')}`);
-          return;
-        }
-        const known = this.liveness.phaseOf(inv.nodeName) !== undefined;
-        const status = this.liveness.track(inv.nodeName, Date.now(), previous.get(inv.nodeName) !== NodePhase.NODE_PHASE_NOT_READY);
-        this.emit(this.model.upsertNode(inv));
-        if (!known) this.emit(this.model.setPhase(inv.nodeName, status.phase, status));
-        this.nodeChanged(inv.nodeName);
+      if (change.kind === 'delete') {
+        const pool = this.model.getNode(change.key)?.pool;
+        this.liveness.forget(change.key);
+        this.emit(this.model.removeNode(change.key));
+        if (pool !== undefined) for (const l of this.removalListeners) l(change.key, pool);
+        return;
+      }
+      const inv = change.value;
+      const problems = validateInventory(inv, this.config.GPUFLEET_CLUSTER);
+      if (inv.nodeName !== change.key) problems.unshift(`nodeName: expected "${change.key}" (the record's key), got "${inv.nodeName}"`);
+      if (problems.length > 0) {
+        // Keep whatever was accepted before; a bad record never reaches the views.
+        this.logger.warn({ node: change.key, revision: change.revision }, `INVALID_NODE_RECORD: ${change.key} revision ${change.revision} ignored: ${problems.join('; ')}`);
+        return;
+      }
+      const known = this.liveness.phaseOf(inv.nodeName) !== undefined;
+      const status = this.liveness.track(inv.nodeName, Date.now(), previous.get(inv.nodeName) !== NodePhase.NODE_PHASE_NOT_READY);
+      this.emit(this.model.upsertNode(inv));
+      if (!known) this.emit(this.model.setPhase(inv.nodeName, status.phase, status));
+      this.nodeChanged(inv.nodeName);
     };
-    this.nodesWatch = nodes.watch(
-      (change) => (initial ? initial.push(change) : apply(change)),
-      {
-        onCorrupt: (e) => this.logger.error(e.message),
-        onError: (e) => this.logger.warn(`nodes watch interrupted, resuming: ${(e as Error).message}`),
-      },
-    );
-    await this.nodesWatch.ready;
-    const snapshot = initial;
-    initial = undefined;
+    await nodes.start();
+    const snapshot = [...nodes.entries].map(([key, e]): KvChange<NodeInventory> => ({ kind: 'put', key, value: e.value, revision: e.revision }));
     this.emit(this.model.batch(() => snapshot.forEach(apply)));
+    nodes.listen((_key, change) => apply(change));
     this.synced = true;
     const every = Math.max(100, Math.min(1000, this.liveness.timeoutMs / 5));
     this.sweeper = setInterval(() => this.liveness.sweep(Date.now()).forEach((t) => this.applyTransition(t)), every);
-    this.logger.log(`capacity synced: ${this.model.listNodes().length} nodes, ${this.model.listInstanceTypes().length} InstanceTypes`);
+    this.logger.info(`capacity synced: ${this.model.listNodes().length} nodes, ${this.model.listInstanceTypes().length} InstanceTypes`);
   }
 
   onApplicationShutdown(): void {
     if (this.sweeper) clearInterval(this.sweeper);
-    this.nodesWatch?.stop();
+    this.nodes?.stop();
     this.heartbeats?.unsubscribe();
     for (const l of this.listeners) this.listeners.delete(l);
   }
@@ -210,9 +208,9 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     const node = this.model.getNode(t.node);
     this.emit(this.model.setPhase(t.node, t.status.phase, t.status));
     this.nodeChanged(t.node);
-    if (!this.isLeader()) return;
+    if (!this.leadership.isLeader) return;
     const ready = t.status.phase === NodePhase.NODE_PHASE_READY;
-    this.logger.log(`node ${t.node} is ${ready ? 'Ready' : 'NotReady'}: ${t.status.message}`);
+    this.logger.info({ node: t.node }, `node ${t.node} is ${ready ? 'Ready' : 'NotReady'}: ${t.status.message}`);
     this.bus.publish(Events.nodeStatusChanged, {
       nodeName: t.node,
       cluster: this.config.GPUFLEET_CLUSTER,
@@ -223,10 +221,10 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   }
 
   private emit(events: InstanceTypeEvent[]): void {
-    if (events.length > 0 && this.isLeader()) this.pinNewPools();
+    if (events.length > 0 && this.leadership.isLeader) this.pinNewPools();
     for (const ev of events) {
       const change: InstanceTypeChanged = { type: ev.type, cluster: this.config.GPUFLEET_CLUSTER, instanceType: ev.instanceType };
-      if (this.isLeader()) this.bus.publish(Events.instanceTypeChanged, change);
+      if (this.leadership.isLeader) this.bus.publish(Events.instanceTypeChanged, change);
       const msg: WatchInstanceTypesResponse = { type: ev.type, instanceType: ev.instanceType };
       for (const l of this.listeners) l(msg);
     }

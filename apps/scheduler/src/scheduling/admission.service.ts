@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Events, EventDefinition, NodePhase, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
-import { EventBus, RevisionConflictError } from '@gpufleet/messaging';
+import { EventBus, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
+import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import {
   AdmissionController,
   AdmitDecision,
@@ -13,6 +14,7 @@ import {
 } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
+import { Leadership } from '../leadership/leadership';
 import { LedgerConflictError, LedgerWriter } from './ledger-writer';
 import { SchedulingStore } from './scheduling-store.service';
 import { keyOfSpec, storeKey } from './workload-keys';
@@ -37,7 +39,8 @@ const MAX_ADMISSIONS_PER_CYCLE = 256;
  */
 @Injectable()
 export class AdmissionService {
-  private readonly logger = new Logger('admission');
+  private readonly logger: Logger;
+  private readonly loop: ReconcileLoop;
   private controller?: AdmissionController;
   private engine?: PlacementEngine;
   private ledger?: LedgerWriter;
@@ -45,32 +48,35 @@ export class AdmissionService {
   private readonly written = new Map<string, number>(); // workload key → revision we last wrote
   private readonly refused = new Set<string>(); // pending records the controller did not accept yet
   private readonly writes = new Map<string, Promise<void>>(); // per workload, the last queued status write
-  private cycleQueued = false;
-  private dirty = false; // something changed since the last cycle started
-  private cycleRunning = false;
-  private leading = false;
+  private queues?: QueueManager;
 
   constructor(
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
     private readonly bus: EventBus,
+    private readonly leadership: Leadership,
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
-  ) {}
-
-  get isLeading(): boolean {
-    return this.leading;
+    @Inject(LOGGER) logger: Logger,
+    @Inject(METRICS_REGISTRY) registry: Registry,
+  ) {
+    this.logger = logger.child({ component: 'admission' });
+    // A cycle whose decision failed (a store write) is run again after 1 s; the others in it go on.
+    this.loop = new ReconcileLoop({ name: 'admission', logger: this.logger, registry, retryMs: 1_000, pass: (run) => this.cycle(run) });
   }
 
-  private queues?: QueueManager;
+  /** True from the end of lead() until stepDown(): the queues and placements are restored and live. */
+  private get isLive(): boolean {
+    return this.leadership.isLeader && this.loop.isActive;
+  }
 
   /** The live queue state (usage, borrowing), on the leader only. */
   get liveQueues(): QueueManager | undefined {
-    return this.leading ? this.queues : undefined;
+    return this.isLive ? this.queues : undefined;
   }
 
   /** The live controller, on the leader only. */
   get live(): AdmissionController | undefined {
-    return this.leading ? this.controller : undefined;
+    return this.isLive ? this.controller : undefined;
   }
 
   async lead(term: number): Promise<void> {
@@ -89,12 +95,13 @@ export class AdmissionService {
     this.engine = engine;
     this.controller = controller;
     this.queues = queues;
-    this.ledger = new LedgerWriter(this.store.ledger.store, (n) => model.getNode(n)?.inventory, () => this.controller === controller);
+    const stillLeading = this.leadership.stillLeadingThisTerm();
+    this.ledger = new LedgerWriter(this.store.ledger.store, (n) => model.getNode(n)?.inventory, () => stillLeading() && this.controller === controller);
 
     const workloads = await this.reconcile(engine);
     const restored = controller.restore(workloads, { commitPlacements: false });
     for (const w of restored.warnings) this.logger.warn(`restore: ${w}`);
-    this.logger.log(`leading (term ${term}): ${restored.admitted} admitted, ${restored.pending} pending, ${restored.finished} finished workloads restored`);
+    this.logger.info({ term }, `leading (term ${term}): ${restored.admitted} admitted, ${restored.pending} pending, ${restored.finished} finished workloads restored`);
 
     this.unsubscribe.push(
       this.store.workloads.listen((key, change) => {
@@ -133,12 +140,11 @@ export class AdmissionService {
     for (const { value } of this.store.workloads.entries.values()) {
       if (value.spec && !controller.getWorkload(keyOfSpec(value.spec)) && value.status?.phase === WorkloadPhase.WORKLOAD_PHASE_PENDING) this.onSubmitted(value);
     }
-    this.leading = true;
-    this.kick();
+    this.loop.start();
   }
 
   stepDown(): void {
-    this.leading = false;
+    void this.loop.stop();
     this.refused.clear();
     this.unsubscribe.splice(0).forEach((u) => u());
     this.controller = undefined;
@@ -243,36 +249,20 @@ export class AdmissionService {
    * cycle is applying its decisions (awaiting the store) makes the loop run once more after it.
    */
   kick(): void {
-    this.dirty = true;
-    if (this.cycleQueued || this.cycleRunning || !this.controller) return;
-    this.cycleQueued = true;
-    setImmediate(() => void this.runCycles());
+    this.loop.kick();
   }
 
-  private async runCycles(): Promise<void> {
-    this.cycleQueued = false;
-    if (this.cycleRunning || !this.leading || !this.controller) return;
-    this.cycleRunning = true;
-    try {
-      while (this.dirty) {
-        this.dirty = false;
-        const controller = this.controller;
-        if (!controller || !this.leading) return;
-        const { decisions } = controller.cycle(new Date(), { maxAdmissions: MAX_ADMISSIONS_PER_CYCLE });
-        for (const d of decisions) {
-          if (!this.leading) return;
-          if (d.kind === 'preempt') await this.applyPreemption(d);
-          else await this.applyAdmission(controller, d);
-        }
-        // A full cycle may have left admissible workloads behind.
-        if (decisions.filter((d) => d.kind === 'admit').length >= MAX_ADMISSIONS_PER_CYCLE) this.dirty = true;
-      }
-    } catch (err) {
-      this.logger.error(`admission cycle failed: ${(err as Error).stack ?? err}`);
-      setTimeout(() => this.kick(), 1_000);
-    } finally {
-      this.cycleRunning = false;
-    }
+  private async cycle(run: ReconcilePass): Promise<void> {
+    const controller = this.controller;
+    if (!controller) return;
+    const { decisions } = controller.cycle(new Date(), { maxAdmissions: MAX_ADMISSIONS_PER_CYCLE });
+    await run.each(
+      decisions,
+      (d) => `${d.kind} of ${d.key}`,
+      (d) => (d.kind === 'preempt' ? this.applyPreemption(d) : this.applyAdmission(controller, d)),
+    );
+    // A full cycle may have left admissible workloads behind.
+    if (decisions.filter((d) => d.kind === 'admit').length >= MAX_ADMISSIONS_PER_CYCLE) this.loop.kick();
   }
 
   private async applyAdmission(controller: AdmissionController, d: AdmitDecision): Promise<void> {
@@ -281,10 +271,10 @@ export class AdmissionService {
     } catch (err) {
       const why = err instanceof RevisionConflictError || err instanceof LedgerConflictError ? err.message : `ledger write failed: ${(err as Error).message}`;
       controller.abortAdmission(d.key, why);
-      this.logger.warn(`admission of ${d.key} aborted, will retry: ${why}`);
+      this.logger.warn({ workload: d.key }, `admission of ${d.key} aborted, will retry: ${why}`);
       this.engine!.loadLedger([...this.store.ledger.entries.values()].map((e) => e.value));
       controller.capacityChanged(d.pool);
-      setTimeout(() => this.kick(), 200); // the mirror catches up with the store meanwhile
+      this.loop.kickAfter(200); // the mirror catches up with the store meanwhile
       return;
     }
     const confirmed = controller.confirmAdmission(d.key, d.placements);
@@ -320,25 +310,18 @@ export class AdmissionService {
   }
 
   private async writeWorkloadNow(key: string, workload: Workload): Promise<void> {
-    const store = this.store.workloads.store;
     const skey = storeKey(key);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // A replaced leader must not overwrite what the new one records.
-      if (!this.controller) return;
-      const mirrored = this.store.workloads.entries.get(key)?.revision ?? 0;
-      const revision = Math.max(mirrored, this.written.get(key) ?? 0);
-      try {
-        const next = revision ? await store.update(skey, workload, revision) : await store.create(skey, workload);
-        this.written.set(key, next);
-        return;
-      } catch (err) {
-        if (!(err instanceof RevisionConflictError)) throw err;
-        const current = await store.get(skey);
-        if (!current) return; // deleted meanwhile: the delete handler releases it
-        this.written.set(key, current.revision);
-      }
-    }
-    this.logger.error(`could not record the status of ${key}: too many conflicting writes`);
+    const mirrored = this.store.workloads.get(key);
+    // This leader's own last write may not have come back through the mirror yet.
+    const revision = Math.max(mirrored?.revision ?? 0, this.written.get(key) ?? 0);
+    const written = await this.store.workloads.store.modify(
+      skey,
+      // A replaced leader must not overwrite what the new one records; a record deleted
+      // meanwhile stays deleted (the delete handler releases it).
+      (current) => (this.controller && current ? workload : undefined),
+      revision > 0 ? { known: { key: skey, value: mirrored?.value ?? workload, revision } } : {},
+    );
+    if (written) this.written.set(key, written.revision);
   }
 
   private publish(events: readonly WorkloadLifecycleEvent[]): void {

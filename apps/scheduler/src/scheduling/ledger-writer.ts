@@ -1,5 +1,5 @@
 import { NodeInventory, NodeLedger, PodPlacement } from '@gpufleet/contracts';
-import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
+import { KvStore } from '@gpufleet/messaging';
 import { emptyLedger, ledgerConflicts, ledgerWithWorkload, ledgerWithoutWorkload } from '@gpufleet/scheduling-core';
 
 /** The devices a decision chose are no longer free in the stored ledger. */
@@ -29,22 +29,25 @@ export class LedgerWriter {
     private readonly stillLeading: () => boolean,
   ) {}
 
-  /** Adds the workload's pods; throws RevisionConflictError or LedgerConflictError (after undoing) on a conflict. */
+  /**
+   * Adds the workload's pods; throws LedgerConflictError (after undoing) when a device is taken,
+   * RevisionConflictError when the ledger kept changing under every try.
+   */
   async add(workload: string, placements: readonly PodPlacement[]): Promise<void> {
     const written: string[] = [];
     try {
       for (const [node, pods] of byNode(placements)) {
-        if (!this.stillLeading()) throw new LedgerConflictError(node, ['this scheduler is no longer the leader']);
-        const current = await this.store.get(node);
-        const next = ledgerWithWorkload(current?.value ?? emptyLedger(node), workload, pods);
-        // The decision was made on this scheduler's mirror; the ledger read just now is the
-        // truth. If another writer (a leader that has not noticed it was replaced) took any of
-        // these devices meanwhile, refuse rather than hand them out twice.
-        const inventory = this.inventoryOf(node);
-        const conflicts = inventory ? ledgerConflicts(next, inventory) : [];
-        if (conflicts.length > 0) throw new LedgerConflictError(node, conflicts);
-        if (current) await this.store.update(node, next, current.revision);
-        else await this.store.create(node, next);
+        await this.store.modify(node, (current) => {
+          this.requireLeading(node);
+          const next = ledgerWithWorkload(current?.value ?? emptyLedger(node), workload, pods);
+          // The decision was made on this scheduler's mirror; the ledger read just now is the
+          // truth. If another writer (a leader that has not noticed it was replaced) took any of
+          // these devices meanwhile, refuse rather than hand them out twice.
+          const inventory = this.inventoryOf(node);
+          const conflicts = inventory ? ledgerConflicts(next, inventory) : [];
+          if (conflicts.length > 0) throw new LedgerConflictError(node, conflicts);
+          return next;
+        });
         written.push(node);
       }
     } catch (err) {
@@ -53,25 +56,21 @@ export class LedgerWriter {
     }
   }
 
-  /** Removes the workload from every node it holds; idempotent, retries on conflicts. */
+  /** Removes the workload from every node it holds; idempotent, retried on conflicts (KvStore.modify). */
   async remove(workload: string, placements: readonly PodPlacement[]): Promise<void> {
     for (const node of byNode(placements).keys()) await this.removeFrom(node, workload);
   }
 
   async removeFrom(node: string, workload: string): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      if (!this.stillLeading()) throw new LedgerConflictError(node, ['this scheduler is no longer the leader']);
-      const current = await this.store.get(node);
-      if (!current) return;
+    await this.store.modify(node, (current) => {
+      this.requireLeading(node);
+      if (!current) return undefined;
       const next = ledgerWithoutWorkload(current.value, workload);
-      if (next.entries.length === current.value.entries.length) return;
-      try {
-        await this.store.update(node, next, current.revision);
-        return;
-      } catch (err) {
-        if (!(err instanceof RevisionConflictError)) throw err;
-      }
-    }
-    throw new Error(`could not remove ${workload} from the ledger of ${node} after 10 conflicting attempts`);
+      return next.entries.length === current.value.entries.length ? undefined : next;
+    });
+  }
+
+  private requireLeading(node: string): void {
+    if (!this.stillLeading()) throw new LedgerConflictError(node, ['this scheduler is no longer the leader']);
   }
 }

@@ -7,13 +7,15 @@ import { SchedulingGrpc } from './scheduling.grpc';
 import { SchedulingStore } from './scheduling-store.service';
 import { DeploymentsGrpc } from './deployments.grpc';
 import { InstancesGrpc } from './instances.grpc';
-import { OwnerControllers } from './owner-controllers.service';
+import { DeploymentController } from '../controllers/deployment.controller';
+import { InstanceController } from '../controllers/instance.controller';
+import { OwnerControllerKit } from '../controllers/owner-controller';
 import { WorkloadApiContext } from './workload-api-context';
 import { WorkloadSubmitter } from './workload-submitter';
 
 @Module({
   imports: [CapacityModule],
-  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllers],
+  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllerKit, DeploymentController, InstanceController],
   exports: [SchedulingStore, LeaderService, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
 })
 export class SchedulingModule {}

@@ -2,15 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, unavailable } from '@gpufleet/grpc-kit';
-import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
+import { KvStore } from '@gpufleet/messaging';
 import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
 import { describeProblems, isDns1123Label, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
 import { storeKey, workloadKey } from './workload-keys';
-
-const CAS_ATTEMPTS = 8;
 
 /** What DeploymentService and InstanceService share: readiness, name checks, queue and InstanceType lookups. */
 @Injectable()
@@ -67,8 +65,8 @@ export class WorkloadApiContext implements DeploymentValidationContext {
   }
 
   /**
-   * Read-modify-write of one deployment or instance record with compare-and-set, retried on a
-   * concurrent write. Refused once deletion was requested; `change` returning its argument
+   * Read-modify-write of one deployment or instance record (KvStore.modify: compare-and-set,
+   * retried on a concurrent write). Refused once deletion was requested; `change` returning its argument
    * unchanged writes nothing.
    */
   async modifyRecord<T extends { deletionRequestedAt?: Date | undefined }>(
@@ -81,18 +79,12 @@ export class WorkloadApiContext implements DeploymentValidationContext {
     this.requireLabel('namespace', namespace);
     this.requireLabel('name', name);
     const id = workloadKey(namespace, name);
-    for (let attempt = 0; ; attempt++) {
-      const current = await store.get(storeKey(id));
+    const written = await store.modify(storeKey(id), (current) => {
       if (!current) throw notFound(kind, id, `list them with \`gpufleet get ${kind}s\``);
       if (current.value.deletionRequestedAt) throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `${kind} "${id}" is being deleted`);
       const next = change(current.value);
-      if (next === current.value) return next;
-      try {
-        await store.update(storeKey(id), next, current.revision);
-        return next;
-      } catch (err) {
-        if (!(err instanceof RevisionConflictError) || attempt >= CAS_ATTEMPTS) throw err;
-      }
-    }
+      return next === current.value ? undefined : next;
+    });
+    return written!.value;
   }
 }

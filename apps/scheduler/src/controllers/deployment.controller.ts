@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import { DeploymentPhase, Events, ModelDeployment, ModelDeploymentStatus, type Workload } from '@gpufleet/contracts';
+import { planDeployment, randomSuffix, replicaWorkloadSpec, roleResources } from '@gpufleet/deployments-core';
+import { workloadKey } from '../scheduling/workload-keys';
+import { OwnerController, OwnerControllerKit, sameJson, type PlanInputs } from './owner-controller';
+
+/**
+ * The leader's deployment controller: plans each ModelDeployment (planDeployment in
+ * deployments-core) and carries the plan out: replica workloads created or deleted, status
+ * written with compare-and-set and announced, the record removed once its deletion finished.
+ */
+@Injectable()
+export class DeploymentController extends OwnerController<ModelDeployment> {
+  constructor(kit: OwnerControllerKit) {
+    super(kit, 'deployment', () => kit.store.deployments);
+  }
+
+  protected async reconcile(key: string, deployment: ModelDeployment, revision: number, owned: Workload[], inputs: PlanInputs): Promise<void> {
+    const spec = deployment.spec!;
+    const ns = spec.namespace;
+    const plan = planDeployment({ ...inputs, deployment, workloads: owned, podsOf: (w) => inputs.podsOf(ns, w) });
+    for (const d of plan.delete) await this.owned.delete(workloadKey(ns, d.workload), `deployment ${key}: ${d.reason}`);
+    for (const c of plan.create) {
+      const role = spec.roles.find((r) => r.role === c.role);
+      const resources = role && roleResources(role, this.kit.ctx);
+      if (!role || !resources) {
+        this.owned.noteFailure(key, `role ${c.role}: its InstanceType ${role?.instanceType ?? ''} no longer exists`, inputs.now);
+        continue;
+      }
+      await this.owned.create(key, replicaWorkloadSpec(spec, role, c.ordinal, resources, randomSuffix()), inputs.now);
+    }
+    const failure = this.owned.failureOf(key);
+    if (failure) for (const r of plan.status.replicas) if (r.workload === '' && r.state === 'Pending') r.message = `cannot be created: ${failure}`;
+    if (plan.removeRecord) await this.removeRecord(key, revision);
+    else await this.writeStatus(key, deployment, revision, plan.status);
+  }
+
+  private async writeStatus(key: string, d: ModelDeployment, revision: number, status: ModelDeploymentStatus): Promise<void> {
+    if (d.status && sameJson(ModelDeploymentStatus.toJSON(d.status), ModelDeploymentStatus.toJSON(status))) return;
+    if (!(await this.writeRecord(key, { ...d, status }, revision))) return; // the spec changed; the next pass plans again
+    const before = d.status;
+    if (!before || before.phase !== status.phase || before.readyReplicas !== status.readyReplicas) {
+      this.logger.info({ deployment: key }, `deployment ${key}: ${phaseName(status.phase)}, ${status.readyReplicas}/${status.desiredReplicas} ready`);
+      this.kit.bus.publish(Events.deploymentStatusChanged, { cluster: this.kit.config.GPUFLEET_CLUSTER, deployment: { ...d, status } });
+    }
+  }
+}
+
+function phaseName(phase: DeploymentPhase): string {
+  return phase.replace('DEPLOYMENT_PHASE_', '');
+}
