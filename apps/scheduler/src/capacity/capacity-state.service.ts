@@ -15,11 +15,10 @@ import {
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
 import { CapacityModel, InstanceTypeEvent, NO_ALLOCATIONS } from '@gpufleet/capacity-core';
-import { ledgerAllocations } from '@gpufleet/scheduling-core';
+import { ledgerAllocations, NodeLiveness, PhaseTransition } from '@gpufleet/scheduling-core';
 import { validateInventory } from '@gpufleet/device-inventory';
 import { EventBus, KvChange, KvStore, KvWatchHandle, NATS_CONNECTION } from '@gpufleet/messaging';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
-import { NodeLiveness, PhaseTransition } from './node-liveness';
 
 export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
 
