@@ -4,3 +4,5 @@ export * from './ledger';
 export * from './validation';
 export * from './queues';
 export * from './admission';
+export * from './recovery';
+export * from './liveness';

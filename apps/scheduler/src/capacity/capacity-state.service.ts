@@ -15,13 +15,12 @@ import {
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
 import { CapacityModel, InstanceTypeEvent, NO_ALLOCATIONS } from '@gpufleet/capacity-core';
-import { ledgerAllocations } from '@gpufleet/scheduling-core';
+import { ledgerAllocations, NodeLiveness, PhaseTransition } from '@gpufleet/scheduling-core';
 import { validateInventory } from '@gpufleet/device-inventory';
 import { EventBus, KvChange, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { Leadership } from '../leadership/leadership';
-import { NodeLiveness, PhaseTransition } from './node-liveness';
 
 export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
 

@@ -5,11 +5,12 @@ import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/
 import {
   AdmissionController,
   AdmitDecision,
+  LedgerRelease,
   PlacementEngine,
   PreemptDecision,
   QueueManager,
   WorkloadLifecycleEvent,
-  ledgerWorkloads,
+  planTakeover,
   poolShapeFromCapacity,
 } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
@@ -162,43 +163,32 @@ export class AdmissionService {
   /**
    * Makes the workload records agree with the ledger, which is written first: a workload the
    * ledger holds is admitted (its status write was interrupted); ledger entries of workloads
-   * that are gone or not admitted-and-complete are removed.
+   * that are gone or not admitted-and-complete are removed. The rules: `planTakeover`.
    */
   private async reconcile(engine: PlacementEngine): Promise<Workload[]> {
-    const held = new Set<string>();
-    for (const { value } of this.store.ledger.entries.values()) ledgerWorkloads(value).forEach((k) => held.add(k));
-    const out: Workload[] = [];
-    for (const { value } of this.store.workloads.entries.values()) {
-      if (!value.spec || !value.status) continue;
-      const key = keyOfSpec(value.spec);
-      const placements = engine.placementsOf(key);
-      const expectedPods = value.spec.podSets.reduce((n, p) => n + p.count * p.size, 0);
-      const phase = value.status.phase;
-      if (!held.has(key) && phase === WorkloadPhase.WORKLOAD_PHASE_ADMITTED) {
-        // Its devices left the ledger (preempted, then the leader died before recording it):
-        // it holds nothing, so it waits again rather than claiming quota without devices.
-        this.logger.warn(`re-queueing ${key}: recorded as admitted but the ledger holds none of its pods`);
-        value.status = { ...value.status, phase: WorkloadPhase.WORKLOAD_PHASE_PENDING, placements: [], admittedAt: undefined };
-        await this.writeWorkload(key, value);
-      } else if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED && phase !== WorkloadPhase.WORKLOAD_PHASE_FINISHED && placements.length === expectedPods) {
-        value.status = { ...value.status, phase: WorkloadPhase.WORKLOAD_PHASE_ADMITTED, placements, admittedAt: value.status.admittedAt ?? new Date() };
-        this.logger.warn(`completing the admission of ${key}: the ledger holds it but its status was not written`);
-        await this.writeWorkload(key, value);
-      } else if (held.has(key) && phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED) {
-        this.logger.warn(`releasing ${key} from the ledger: its status is ${phase} and the ledger holds ${placements.length}/${expectedPods} pods`);
-        engine.release(key);
-        await this.ledger!.remove(key, placements);
+    const plan = planTakeover({
+      workloads: [...this.store.workloads.entries.values()].map((e) => e.value),
+      ledgers: [...this.store.ledger.entries.values()].map((e) => e.value),
+      placementsOf: (key) => engine.placementsOf(key),
+      now: new Date(),
+    });
+    for (const d of plan.decisions) {
+      if (d.kind === 'requeue' || d.kind === 'complete') {
+        this.logger.warn(d.kind === 'requeue' ? `re-queueing ${d.key}: ${d.reason}` : `completing the admission of ${d.key}: ${d.reason}`);
+        d.workload.status = d.status; // the mirrored record takes the new status at once
+        await this.writeWorkload(d.key, d.workload);
+      } else if (d.kind === 'release') {
+        await this.releaseFromLedger(engine, d);
       }
-      held.delete(key);
-      out.push(value);
     }
-    for (const orphan of held) {
-      this.logger.warn(`releasing ${orphan} from the ledger: no such workload`);
-      const placements = engine.placementsOf(orphan);
-      engine.release(orphan);
-      await this.ledger!.remove(orphan, placements);
-    }
-    return out;
+    for (const orphan of plan.orphans) await this.releaseFromLedger(engine, orphan);
+    return plan.restore;
+  }
+
+  private async releaseFromLedger(engine: PlacementEngine, r: LedgerRelease): Promise<void> {
+    this.logger.warn(`releasing ${r.key} from the ledger: ${r.reason}`);
+    engine.release(r.key);
+    await this.ledger!.remove(r.key, r.placements);
   }
 
   private onSubmitted(record: Workload): void {

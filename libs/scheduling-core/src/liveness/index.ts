@@ -1,0 +1,1 @@
+export { NodeLiveness, type PhaseTransition } from './node-liveness';

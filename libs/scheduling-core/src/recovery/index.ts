@@ -1,0 +1,1 @@
+export { planTakeover, type LedgerRelease, type TakeoverDecision, type TakeoverPlan, type TakeoverView } from './takeover';
