@@ -25,7 +25,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
     @Inject(LOGGER) logger: Logger,
   ) {
-    this.logger = logger.child({ component: 'node-state' });
+    this.logger = logger.child({ context: 'node-state' });
   }
 
   /** True once every bucket's current content has been read. */

@@ -84,7 +84,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) logger: Logger,
     @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
-    this.logger = logger.child({ component: 'pods' });
+    this.logger = logger.child({ context: 'pods' });
     this.loop = new ReconcileLoop({ name: 'pods', logger: this.logger, registry, retryMs: RESYNC_MS, resyncMs: RESYNC_MS, pass: () => this.reconcile() });
     this.node = config.NODE_NAME;
     this.stateDir = stateDirOf(config);

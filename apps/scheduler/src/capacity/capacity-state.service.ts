@@ -53,7 +53,7 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     private readonly leadership: Leadership,
     @Inject(LOGGER) logger: Logger,
   ) {
-    this.logger = logger.child({ component: 'capacity' });
+    this.logger = logger.child({ context: 'capacity' });
     this.liveness = new NodeLiveness(config.NOT_READY_TIMEOUT_S * 1000);
   }
 

@@ -55,7 +55,7 @@ export abstract class OwnerController<T> {
     private readonly kind: OwnerKind,
     private readonly records: () => KvMirror<T>,
   ) {
-    this.logger = kit.logger.child({ component: `${kind}s` });
+    this.logger = kit.logger.child({ context: `${kind}s` });
     this.owned = new OwnedWorkloads(kind, kit.store, kit.ctx.submitter, this.logger);
     this.loop = new ReconcileLoop({ name: `${kind}s`, logger: this.logger, registry: kit.registry, resyncMs: RESYNC_MS, pass: (run) => this.pass(run) });
   }

@@ -60,7 +60,7 @@ export class AdmissionService {
     @Inject(LOGGER) logger: Logger,
     @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
-    this.logger = logger.child({ component: 'admission' });
+    this.logger = logger.child({ context: 'admission' });
     // A cycle whose decision failed (a store write) is run again after 1 s; the others in it go on.
     this.loop = new ReconcileLoop({ name: 'admission', logger: this.logger, registry, retryMs: 1_000, pass: (run) => this.cycle(run) });
   }

@@ -34,7 +34,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
     private readonly instances: InstanceController,
     @Inject(LOGGER) logger: Logger,
   ) {
-    this.logger = logger.child({ component: 'leader' });
+    this.logger = logger.child({ context: 'leader' });
   }
 
   async onApplicationBootstrap(): Promise<void> {

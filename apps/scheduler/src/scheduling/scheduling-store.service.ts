@@ -31,7 +31,7 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
     private readonly capacity: CapacityStateService,
     @Inject(LOGGER) logger: Logger,
   ) {
-    this.logger = logger.child({ component: 'store' });
+    this.logger = logger.child({ context: 'store' });
   }
 
   get ready(): boolean {
