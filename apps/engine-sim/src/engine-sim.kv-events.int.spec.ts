@@ -1,5 +1,6 @@
 // KV cache events on a real nats-server: what a KV-aware router or the KV block index consumes.
 import { connect, type NatsConnection, type Subscription } from 'nats';
+import { kvCacheEventsSubject, RawSubjects } from '@gpufleet/contracts';
 import { blockHashes } from '@gpufleet/engine-sim-core';
 import { chatPromptTokenIds, type ChatMessage } from '@gpufleet/openai-protocol';
 import { startNats, waitFor, type RunningServer } from '@gpufleet/testing';
@@ -44,14 +45,14 @@ const paragraph = (topic: string, sentences: number): string =>
   Array.from({ length: sentences }, (_, i) => `The ${topic} number ${i} keeps its blocks warm.`).join(' ');
 
 it('publishes BlockStored with chained hashes a consumer can recompute, and BlockRemoved on eviction', async () => {
-  const sub = nc.subscribe('gpufleet.dev.kv.events.sim-1');
+  const sub = nc.subscribe(kvCacheEventsSubject('dev', 'sim-1'));
   const received = collect(sub);
   await nc.flush();
   // 48 blocks of 16 tokens: two ~20-block prompts fit, a third evicts.
   const sim = await processes.start(['--kv-cache-blocks', '48', '--itl-ms', '0', '--prefill-us-per-token', '0'], { NATS_URL: nats.url, GPUFLEET_CLUSTER: 'dev' });
 
   await waitFor('AllBlocksCleared on start', () => received.batches.some((b) => b.events[0]?.type === 'AllBlocksCleared') || undefined, { timeoutMs: 5_000 });
-  expect(received.headers[0]).toBe('kv.events.v1');
+  expect(received.headers[0]).toBe(RawSubjects.kvCacheEvents.type);
   expect(received.batches[0]).toMatchObject({ seq: 0, replica: 'sim-1', model: TEST_MODEL, block_size: 16 });
 
   const system: ChatMessage = { role: 'system', content: paragraph('cache', 20) };

@@ -2,7 +2,7 @@
 // proxying, streaming and metering, and every error status the router answers.
 import { request as httpRequest } from 'node:http';
 import Redis from 'ioredis';
-import { Events, UsageEvent, type UsageRecord } from '@gpufleet/contracts';
+import { Events, RedisKeys, subjectOf, UsageEvent, type UsageRecord } from '@gpufleet/contracts';
 import { parseSse } from '@gpufleet/openai-protocol';
 import { waitFor } from '@gpufleet/testing';
 import { chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   await h.putDeployment('slow', 'slow/model', [slow.endpoint]);
   await h.putDeployment('starting', 'starting/model', ['http://127.0.0.1:9'], { states: { 'http://127.0.0.1:9': 'Starting' } });
   router = await h.router({ AUTH_REQUIRED: 'false', REQUEST_TIMEOUT_S: '1' });
-  const sub = h.nc.subscribe(`gpufleet.${h.cluster}.${Events.usage.domain}.${Events.usage.name}`);
+  const sub = h.nc.subscribe(subjectOf(Events.usage, h.cluster));
   void (async () => {
     for await (const msg of sub) usage.push(...UsageEvent.fromJSON(JSON.parse(new TextDecoder().decode(msg.data))).records);
   })();
@@ -99,13 +99,13 @@ describe('proxying', () => {
     const second = await waitFor('usage of cache-2', () => usage.find((u) => u.requestId === 'cache-2'));
     expect(second.cachedTokens).toBeGreaterThan(0);
     const totals = await waitFor('usage counters in Redis', async () => {
-      const hash = await redis.hgetall(`gpufleet:${h.cluster}:usage:total:anonymous`);
+      const hash = await redis.hgetall(RedisKeys.usageTotal(h.cluster, 'anonymous'));
       return Number(hash[`cached_tokens|default.chat|${MODEL}`] ?? 0) >= second.cachedTokens ? hash : undefined;
     });
     expect(Number(totals[`requests|default.chat|${MODEL}`])).toBeGreaterThanOrEqual(2);
     expect(Number(totals[`prompt_tokens|default.chat|${MODEL}`])).toBeGreaterThan(0);
     const day = new Date().toISOString().slice(0, 10);
-    expect(await redis.ttl(`gpufleet:${h.cluster}:usage:day:${day}:anonymous`)).toBeGreaterThan(86_400);
+    expect(await redis.ttl(RedisKeys.usageDay(h.cluster, day, 'anonymous'))).toBeGreaterThan(86_400);
     const metrics = await (await fetch(`http://127.0.0.1:${router.opsPort}/metrics`)).text();
     expect(metrics).toMatch(/gpufleet_router_tokens_total\{key="anonymous",model="test\/model",deployment="default.chat",kind="cached"[^}]*\} [1-9]/);
   });

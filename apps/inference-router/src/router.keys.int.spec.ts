@@ -3,6 +3,7 @@
 // read back with GetUsage.
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import Redis from 'ioredis';
+import { RedisKeys } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { waitFor } from '@gpufleet/testing';
 import { bearer, chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
@@ -201,7 +202,7 @@ describe('GetUsage', () => {
 
     // Earlier days, as the meters of earlier days left them; one of another key, one past the range.
     const redis = new Redis(h.redis.url, { disableClientInfo: true });
-    const dayKey = (daysAgo: number, keyId: string) => `gpufleet:${h.cluster}:usage:day:${day(daysAgo)}:${keyId}`;
+    const dayKey = (daysAgo: number, keyId: string) => RedisKeys.usageDay(h.cluster, day(daysAgo), keyId);
     try {
       await redis.hset(dayKey(2, id), { [`requests|default.chat|${MODEL}`]: 5, [`completion_tokens|default.chat|${MODEL}`]: 50, [`estimated_requests|default.chat|${MODEL}`]: 1 });
       await redis.hset(dayKey(2, 'zzzzzzzzzzzz'), { [`requests|default.other|${OTHER}`]: 7 });
@@ -280,7 +281,7 @@ describe('when Redis is down', () => {
     const client = new Redis(h.redis.url, { disableClientInfo: true });
     try {
       await waitFor('usage metered during the outage to reach Redis', async () => {
-        const totals = await client.hgetall(`gpufleet:${h.cluster}:usage:total:${id}`);
+        const totals = await client.hgetall(RedisKeys.usageTotal(h.cluster, id));
         return Number(totals[`completion_tokens|default.chat|${MODEL}`] ?? 0) >= 2 ? true : undefined;
       }, { timeoutMs: 10_000, intervalMs: 100 });
     } finally {

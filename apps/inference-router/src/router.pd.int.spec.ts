@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
-import { Events, UsageEvent, type UsageRecord } from '@gpufleet/contracts';
+import { Events, RedisKeys, subjectOf, UsageEvent, type UsageRecord } from '@gpufleet/contracts';
 import { parseSse } from '@gpufleet/openai-protocol';
 import { freePort, waitFor } from '@gpufleet/testing';
 import { chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
@@ -67,7 +67,7 @@ beforeAll(async () => {
     startNoConnectorEngine(),
   ]);
   noConnectorUrl = `http://127.0.0.1:${(noConnector.address() as AddressInfo).port}`;
-  const sub = h.nc.subscribe(`gpufleet.${h.cluster}.${Events.usage.domain}.${Events.usage.name}`);
+  const sub = h.nc.subscribe(subjectOf(Events.usage, h.cluster));
   void (async () => {
     for await (const msg of sub) usage.push(...UsageEvent.fromJSON(JSON.parse(new TextDecoder().decode(msg.data))).records);
   })();
@@ -215,7 +215,7 @@ describe('metering', () => {
         status: 200,
       });
     }
-    const totals = await redis.hgetall(`gpufleet:${h.cluster}:usage:total:anonymous`);
+    const totals = await redis.hgetall(RedisKeys.usageTotal(h.cluster, 'anonymous'));
     expect(Number(totals['requests|default.meter|meter/model'])).toBe(3);
     expect(Number(totals['completion_tokens|default.meter|meter/model'])).toBe(12);
     expect(Number(totals['prompt_tokens|default.meter|meter/model'])).toBe(answers.reduce((sum, a) => sum + a.prompt_tokens, 0));

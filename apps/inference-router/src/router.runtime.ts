@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { NatsConnection } from 'nats';
-import { ApiKeyRecord, Buckets, ModelDeployment } from '@gpufleet/contracts';
+import { ApiKeyRecord, Buckets, ModelDeployment, RedisKeys } from '@gpufleet/contracts';
 import { EventBus, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, Readiness, type Logger, type Registry } from '@gpufleet/observability';
 import { createRoutingPolicy, PassiveHealth, type RoutingPolicyConfig } from '@gpufleet/routing-core';
@@ -79,7 +79,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
     });
     this.keys = new KeyRegistry(config.AUTH_REQUIRED);
     this.metrics = new RouterMetrics(registry, this.directory, () => this.keys.size);
-    this.limiter = new RateLimiter(redis, { prefix: `gpufleet:${config.GPUFLEET_CLUSTER}:ratelimit` });
+    this.limiter = new RateLimiter(redis, { prefix: RedisKeys.rateLimitPrefix(config.GPUFLEET_CLUSTER) });
     this.meter = new UsageMeter({
       redis,
       events,

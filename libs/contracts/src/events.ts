@@ -77,6 +77,53 @@ export function subjectOf(def: EventDefinition<unknown>, cluster: string): strin
   return `gpufleet.${cluster}.${def.domain}.${def.name}`;
 }
 
+/** `gpufleet.*.<domain>.<name>`: one event kind of every cluster, to subscribe to. */
+export function everyClusterSubjectOf(def: EventDefinition<unknown>): string {
+  return `gpufleet.*.${def.domain}.${def.name}`;
+}
+
+/**
+ * A subject whose payload is plain JSON described by a TypeScript type rather than a proto
+ * message, with the same `gpufleet-event`, `gpufleet-id` and `traceparent` headers as `Events`.
+ */
+export interface RawSubjectDefinition {
+  readonly domain: string;
+  readonly name: string;
+  readonly version: number;
+  /** Value of the `gpufleet-event` header, e.g. `kv.events.v1`. */
+  readonly type: string;
+}
+
+function defineRawSubject(domain: string, name: string, version: number): RawSubjectDefinition {
+  return { domain, name, version, type: `${domain}.${name}.v${version}` };
+}
+
+/** Subjects outside `Events` (their payloads are not proto messages). Documented in docs/events.md. */
+export const RawSubjects = {
+  /**
+   * An engine replica's KV-cache events (vLLM's BlockStored / BlockRemoved / AllBlocksCleared),
+   * one `KvEventBatch` (kv-cache-events.ts) per message, on `kvCacheEventsSubject(cluster, replica)`.
+   */
+  kvCacheEvents: defineRawSubject('kv', 'events', 1),
+} as const;
+
+/** A replica name as a subject token: letters, digits, '_' and '-', at most 128 characters (engine-sim's REPLICA_NAME). */
+const REPLICA_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * `gpufleet.<cluster>.kv.events.<replica>`: where one engine replica publishes its KV-cache
+ * events; `replica` `*` subscribes to every replica of the cluster. Five tokens, so the
+ * GPUFLEET_EVENTS stream (`gpufleet.*.*.*`) does not retain this high-volume traffic.
+ */
+export function kvCacheEventsSubject(cluster: string, replica: string): string {
+  assertClusterName(cluster);
+  if (replica !== '*' && !REPLICA_TOKEN.test(replica)) {
+    throw new Error(`replica name "${replica}" is invalid: expected 1-128 letters, digits, '_' or '-' (one NATS subject token), or '*' for every replica`);
+  }
+  const def = RawSubjects.kvCacheEvents;
+  return `gpufleet.${cluster}.${def.domain}.${def.name}.${replica}`;
+}
+
 /** Subjects retained by the GPUFLEET_EVENTS stream (all clusters, all domains). */
 export const EVENTS_STREAM = 'GPUFLEET_EVENTS';
 export const EVENTS_STREAM_SUBJECTS = ['gpufleet.*.*.*'];

@@ -10,3 +10,5 @@ export { Timestamp } from './generated/google/protobuf/timestamp';
 export * from './events';
 export * from './grpc';
 export * from './keys';
+export * from './kv-cache-events';
+export * from './redis-keys';

@@ -1,5 +1,6 @@
+import type { KvCacheEvent } from '@gpufleet/contracts';
 import { hash53 } from './hash';
-import { blockHashes, PrefixCache, ROOT_BLOCK_HASH, type KvCacheEvent } from './prefix-cache';
+import { blockHashes, PrefixCache, ROOT_BLOCK_HASH } from './prefix-cache';
 
 const range = (from: number, count: number): number[] => Array.from({ length: count }, (_, i) => from + i);
 

@@ -12,34 +12,11 @@
  * - Usage is the fraction of blocks pinned or private (vLLM's `kv_cache_usage_perc`): cached
  *   but unused blocks count as free, since they can be evicted at any time.
  *
- * Storing and evicting blocks emits BlockStored / BlockRemoved events (vLLM's KV events).
+ * Storing and evicting blocks emits BlockStored / BlockRemoved events (vLLM's KV events, typed
+ * with their subject in @gpufleet/contracts: `KvCacheEvent`, `RawSubjects.kvCacheEvents`).
  */
+import type { KvCacheEvent } from '@gpufleet/contracts';
 import { hash53 } from './hash';
-
-/** vLLM's KV event types, with vLLM's field names. */
-export interface BlockStored {
-  type: 'BlockStored';
-  block_hashes: number[];
-  /** Hash of the block before the first of `block_hashes`; null at the start of a prompt. */
-  parent_block_hash: number | null;
-  /** Tokens of the stored blocks, `block_size` per block, in order. */
-  token_ids: number[];
-  block_size: number;
-  lora_id: null;
-  medium: 'GPU';
-}
-
-export interface BlockRemoved {
-  type: 'BlockRemoved';
-  block_hashes: number[];
-  medium: 'GPU';
-}
-
-export interface AllBlocksCleared {
-  type: 'AllBlocksCleared';
-}
-
-export type KvCacheEvent = BlockStored | BlockRemoved | AllBlocksCleared;
 
 /** The parent of a prompt's first block: hashes chain from this seed. */
 export const ROOT_BLOCK_HASH = 0;

@@ -1,5 +1,5 @@
+import type { KvCacheEvent } from '@gpufleet/contracts';
 import { ManualClock } from './clock';
-import type { KvCacheEvent } from './prefix-cache';
 import { EngineScheduler, KvCapacityError, type EngineSettings, type SequenceResult, type SequenceSpec } from './scheduler';
 
 const settings = (overrides: Partial<EngineSettings> = {}): EngineSettings => ({

@@ -8,9 +8,10 @@
  *
  * Time comes from a `Clock`, so tests run the whole thing on a `ManualClock`.
  */
+import type { KvCacheEvent } from '@gpufleet/contracts';
 import type { Clock, TimerHandle } from './clock';
 import { LatencyModel, type LatencySettings } from './latency';
-import { blockHashes, PrefixCache, type BlockAllocation, type KvCacheEvent } from './prefix-cache';
+import { blockHashes, PrefixCache, type BlockAllocation } from './prefix-cache';
 
 export interface EngineSettings extends LatencySettings {
   readonly blockSize: number;

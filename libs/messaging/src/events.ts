@@ -1,6 +1,6 @@
 import { randomUUID } from 'crypto';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, subjectOf } from '@gpufleet/contracts';
+import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, everyClusterSubjectOf, subjectOf } from '@gpufleet/contracts';
 import { JetStreamManager, Msg, NatsConnection, RetentionPolicy, StorageType, Subscription, headers as natsHeaders } from 'nats';
 import { extractTraceContext, injectTraceHeaders } from '@gpufleet/observability';
 
@@ -95,7 +95,7 @@ export class EventBus {
     handler: (event: ReceivedEvent<T>) => void | Promise<void>,
     options: SubscribeOptions & { cluster?: string } = {},
   ): Subscription {
-    const subject = options.cluster === '*' ? `gpufleet.*.${def.domain}.${def.name}` : subjectOf(def, options.cluster ?? this.cluster);
+    const subject = options.cluster === '*' ? everyClusterSubjectOf(def) : subjectOf(def, options.cluster ?? this.cluster);
     const sub = this.nc.subscribe(subject, {
       queue: options.queue,
       callback: (err, msg) => {

@@ -1,5 +1,5 @@
 import { WorkloadPhase } from '@gpufleet/contracts';
-import { desiredPods, workloadStoreKeyOfLedgerEntry } from './desired-pods';
+import { desiredPods } from './desired-pods';
 import { engineTemplate, ledger, NODE, placement, workload, workloadMap } from './__fixtures__/cluster';
 
 describe('desiredPods', () => {
@@ -44,8 +44,10 @@ describe('desiredPods', () => {
   });
 
   it('matches ledger entries ("<ns>/<name>") to workload keys ("<ns>.<name>") and ignores other shapes', () => {
-    expect(workloadStoreKeyOfLedgerEntry('team-a/llama')).toBe('team-a.llama');
-    expect(workloadStoreKeyOfLedgerEntry('llama')).toBeUndefined();
-    expect(workloadStoreKeyOfLedgerEntry('a/b/c')).toBeUndefined();
+    const workloads = workloadMap(workload('llama', engineTemplate()));
+    expect(desiredPods(NODE, ledger([{ workload: 'team-a/llama', pod: placement() }]), workloads)).toHaveLength(1);
+    for (const odd of ['team-a.llama', 'llama', 'team-a/llama/x', 'team-a/']) {
+      expect(desiredPods(NODE, ledger([{ workload: odd, pod: placement() }]), workloads)).toEqual([]);
+    }
   });
 });

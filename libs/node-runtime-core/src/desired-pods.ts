@@ -1,6 +1,8 @@
 import {
+  parseWorkloadKey,
   podId,
   podStoreKey,
+  storeKey,
   WorkloadPhase,
   type NodeLedger,
   type PodPlacement,
@@ -20,13 +22,6 @@ export interface DesiredPod {
   readonly placement: PodPlacement;
 }
 
-/** Key of a workload in the workloads bucket, from a ledger entry's "<namespace>/<name>"; undefined for another shape. */
-export function workloadStoreKeyOfLedgerEntry(workload: string): string | undefined {
-  const parts = workload.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
-  return `${parts[0]}.${parts[1]}`;
-}
-
 /**
  * The pods `node` should run: one per ledger entry whose workload exists, is Admitted and has a
  * template. A workload that only holds devices (no template), is still being placed, or has
@@ -38,8 +33,7 @@ export function desiredPods(node: string, ledger: NodeLedger | undefined, worklo
   for (const entry of ledger?.entries ?? []) {
     const placement = entry.pod;
     if (!placement) continue;
-    const storeKey = workloadStoreKeyOfLedgerEntry(entry.workload);
-    const workload = storeKey === undefined ? undefined : workloads.get(storeKey);
+    const workload = parseWorkloadKey(entry.workload) ? workloads.get(storeKey(entry.workload)) : undefined;
     if (!workload?.spec || workload.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED) continue;
     const template = workload.spec.template;
     if (!template || (!template.engine && !template.instance)) continue;

@@ -3,7 +3,7 @@ import type { PodPlacement, PodSet } from '@gpufleet/contracts';
 /** How slices and shared tokens are packed onto accelerators. */
 export type Packing = 'binpack' | 'spread';
 
-/** Workloads are keyed "<namespace>/<name>" everywhere (ledger entries, events, queues). */
+/** Workloads are keyed "<namespace>/<name>" everywhere (ledger entries, events, queues): `workloadKey` of @gpufleet/contracts. */
 export type WorkloadKey = string;
 
 export interface PlacementRequest {

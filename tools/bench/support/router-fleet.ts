@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
-import { Buckets, DeploymentPhase, ModelDeployment, type ReplicaStatus } from '@gpufleet/contracts';
+import { Buckets, DeploymentPhase, ModelDeployment, storeKey, workloadKey, type ReplicaStatus } from '@gpufleet/contracts';
 import { KvStore } from '@gpufleet/messaging';
 import { freePort, logTail, ProcessGroup, requireBinary, startNats, startRedis, stopOne, waitFor, type ManagedProcess, type RunningServer } from '@gpufleet/testing';
 import { REPO_ROOT, untilServing } from './http-load';
@@ -188,7 +188,7 @@ export async function putDeployment(natsUrl: string, cluster: string, name: stri
       status: { phase: DeploymentPhase.DEPLOYMENT_PHASE_READY, readyReplicas: endpoints.length, desiredReplicas: endpoints.length, replicas, endpoints: [...endpoints] },
       generation: 1,
     });
-    await store.put(`${namespace}.${name}`, deployment);
+    await store.put(storeKey(workloadKey(namespace, name)), deployment);
   } finally {
     await nc.close();
   }

@@ -13,6 +13,7 @@ import {
   SchedulingServiceClient,
   WatchEventType,
   Workload,
+  workloadKey,
   WorkloadPhase,
 } from '@gpufleet/contracts';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
@@ -116,7 +117,7 @@ const instanceTypesSpec: KindSpec<InstanceType> = {
 const workloadsSpec: KindSpec<Workload> = {
   columns: workloadColumns,
   toJSON: (w) => Workload.toJSON(w),
-  key: (w) => `${w.spec?.namespace}/${w.spec?.name}`,
+  key: (w) => workloadKey(w.spec?.namespace ?? '', w.spec?.name ?? ''),
   list: async ({ scheduling: c, namespace }) =>
     (await callUnary(c, c.listWorkloads, { namespace: namespace ?? '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' })).workloads,
   get: async ({ scheduling: c, namespace }, name) => (await callUnary(c, c.getWorkload, { namespace: namespace ?? 'default', name })).workload!,
@@ -132,7 +133,7 @@ const clusterQueuesSpec: KindSpec<ClusterQueue> = {
 const localQueuesSpec: KindSpec<LocalQueue> = {
   columns: localQueueColumns,
   toJSON: (q) => LocalQueue.toJSON(q),
-  key: (q) => `${q.namespace}/${q.name}`,
+  key: (q) => workloadKey(q.namespace, q.name),
   list: async ({ queues: c, namespace }) => (await callUnary(c, c.listLocalQueues, { namespace: namespace ?? '' }, { metadata: adminMetadata() })).localQueues,
   get: async (clients, name) => {
     const q = (await localQueuesSpec.list(clients)).find((x) => x.name === name);
@@ -144,7 +145,7 @@ const localQueuesSpec: KindSpec<LocalQueue> = {
 const deploymentsSpec: KindSpec<ModelDeployment> = {
   columns: deploymentColumns,
   toJSON: (d) => ModelDeployment.toJSON(d),
-  key: (d) => `${d.spec?.namespace}/${d.spec?.name}`,
+  key: (d) => workloadKey(d.spec?.namespace ?? '', d.spec?.name ?? ''),
   list: async ({ deployments: c, namespace }) => (await callUnary(c, c.listDeployments, { namespace: namespace ?? '' })).deployments,
   get: async ({ deployments: c, namespace }, name) => (await callUnary(c, c.getDeployment, { namespace: namespace ?? 'default', name })).deployment!,
 };
@@ -152,7 +153,7 @@ const deploymentsSpec: KindSpec<ModelDeployment> = {
 const instancesSpec: KindSpec<GPUInstance> = {
   columns: instanceColumns,
   toJSON: (i) => GPUInstance.toJSON(i),
-  key: (i) => `${i.spec?.namespace}/${i.spec?.name}`,
+  key: (i) => workloadKey(i.spec?.namespace ?? '', i.spec?.name ?? ''),
   list: async ({ instances: c, namespace }) => (await callUnary(c, c.listInstances, { namespace: namespace ?? '' })).instances,
   get: async ({ instances: c, namespace }, name) => (await callUnary(c, c.getInstance, { namespace: namespace ?? 'default', name })).instance!,
 };

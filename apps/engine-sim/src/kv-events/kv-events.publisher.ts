@@ -3,34 +3,15 @@
  * as vLLM publishes them on ZeroMQ: events of one event-loop turn go out together as one batch,
  * one JSON object (one line) per message, with a sequence number so a consumer can see gaps.
  *
- * The subject is per replica (`gpufleet.<cluster>.kv.events.<replica>` unless configured), five
- * tokens deep, so the GPUFLEET_EVENTS stream (`gpufleet.*.*.*`) does not retain this
- * high-volume, replica-local traffic.
+ * Subject, header and payload are declared in @gpufleet/contracts (`RawSubjects.kvCacheEvents`,
+ * `kvCacheEventsSubject`, `KvEventBatch`): per replica, `gpufleet.<cluster>.kv.events.<replica>`
+ * unless configured.
  */
 import { randomUUID } from 'node:crypto';
 import { headers as natsHeaders, type NatsConnection } from 'nats';
-import type { KvCacheEvent } from '@gpufleet/engine-sim-core';
+import { RawSubjects, type KvCacheEvent, type KvEventBatch } from '@gpufleet/contracts';
 import { connectNats, HEADER_EVENT, HEADER_ID, type NatsSettings } from '@gpufleet/messaging';
 import { injectTraceHeaders, type Logger } from '@gpufleet/observability';
-
-/** The `gpufleet-event` header of every batch. */
-export const KV_EVENTS_TYPE = 'kv.events.v1';
-
-/** One NATS message: vLLM's KVEventBatch plus who sent it. */
-export interface KvEventBatch {
-  /** Seconds since the epoch (float), as vLLM's `ts`. */
-  ts: number;
-  /** 0, 1, 2, … per process start; a consumer that sees a gap missed batches. */
-  seq: number;
-  replica: string;
-  model: string;
-  block_size: number;
-  events: KvCacheEvent[];
-}
-
-export function defaultKvEventsSubject(cluster: string, replica: string): string {
-  return `gpufleet.${cluster}.kv.events.${replica}`;
-}
 
 export interface KvEventsPublisherOptions {
   readonly subject: string;
@@ -118,7 +99,7 @@ export class KvEventsPublisher {
       events,
     };
     const hdrs = natsHeaders();
-    hdrs.set(HEADER_EVENT, KV_EVENTS_TYPE);
+    hdrs.set(HEADER_EVENT, RawSubjects.kvCacheEvents.type);
     hdrs.set(HEADER_ID, randomUUID());
     injectTraceHeaders(hdrs);
     nc.publish(this.options.subject, encoder.encode(JSON.stringify(batch)), { headers: hdrs });

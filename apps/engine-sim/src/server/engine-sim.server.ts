@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { kvCacheEventsSubject } from '@gpufleet/contracts';
 import { EngineScheduler, FaultInjector, systemClock, type Clock } from '@gpufleet/engine-sim-core';
 import {
   ApiError,
@@ -24,7 +25,7 @@ import {
 import { natsSettingsFromConfig } from '@gpufleet/messaging';
 import { evaluateReadiness, readinessBody, type Logger, type ReadinessCheck } from '@gpufleet/observability';
 import { VllmMetrics } from '../metrics/vllm-metrics';
-import { defaultKvEventsSubject, KvEventsPublisher } from '../kv-events/kv-events.publisher';
+import { KvEventsPublisher } from '../kv-events/kv-events.publisher';
 import { readBody, sendError, sendJson, sendText, type ResponseDecor } from './http-kit';
 import { InferenceService, type Exchange } from './inference';
 import type { EngineSimConfig } from '../config';
@@ -83,7 +84,7 @@ export class EngineSimServer {
 
     if (config.NATS_URL && config.NATS_URL.length > 0) {
       this.kvEvents = new KvEventsPublisher({
-        subject: config.KV_EVENTS_SUBJECT ?? defaultKvEventsSubject(config.GPUFLEET_CLUSTER, config.REPLICA_NAME),
+        subject: config.KV_EVENTS_SUBJECT ?? kvCacheEventsSubject(config.GPUFLEET_CLUSTER, config.REPLICA_NAME),
         replica: config.REPLICA_NAME,
         model: servedNames[0],
         blockSize: config.BLOCK_SIZE,

@@ -14,6 +14,8 @@ import {
   KeyServiceClient,
   ModelDeployment,
   type ReplicaStatus,
+  storeKey,
+  workloadKey,
 } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
@@ -156,11 +158,11 @@ export class RouterHarness {
       },
       generation: 1,
     });
-    await this.deployments.put(`${namespace}.${name}`, deployment);
+    await this.deployments.put(storeKey(workloadKey(namespace, name)), deployment);
   }
 
   deleteDeployment(name: string, namespace = 'default'): Promise<void> {
-    return this.deployments.delete(`${namespace}.${name}`);
+    return this.deployments.delete(storeKey(workloadKey(namespace, name)));
   }
 
   /** Starts a router on free ports with `env` over the test defaults. */

@@ -1,13 +1,13 @@
 /**
  * KeyService's GetUsage: the per-day usage hashes the meters of every router replica add to in
- * Redis (`<prefix>:day:<YYYY-MM-DD>:<key id>`, fields `<counter>|<deployment>|<model>`, see
+ * Redis (`RedisKeys.usageDay`, fields `<counter>|<deployment>|<model>`, see
  * metering/usage-meter.ts), read back as rows.
  */
 import type Redis from 'ioredis';
-import type { GetUsageRequest, UsageRow } from '@gpufleet/contracts';
+import { parseUsageDayKey, RedisKeys, type GetUsageRequest, type UsageRow } from '@gpufleet/contracts';
 import { invalidArgument, unavailable } from '@gpufleet/grpc-kit';
 import { API_KEY_ID_LENGTH } from '@gpufleet/routing-core';
-import { USAGE_COUNTERS, usageKeyPrefix, type UsageCounter } from '../metering/usage-meter';
+import { USAGE_COUNTERS, type UsageCounter } from '../metering/usage-meter';
 import { ANONYMOUS } from './key-registry';
 
 const DAY_MS = 86_400_000;
@@ -65,17 +65,16 @@ function isCounter(value: string): value is UsageCounter {
 }
 
 export class UsageReport {
-  private readonly dayPrefix: string;
-
-  constructor(private readonly redis: Redis, cluster: string) {
-    this.dayPrefix = `${usageKeyPrefix(cluster)}:day:`;
-  }
+  constructor(
+    private readonly redis: Redis,
+    private readonly cluster: string,
+  ) {}
 
   /** Rows of the days and keys asked for, oldest day first, then by key, deployment and model. */
   async rows(query: UsageQuery, now: Date): Promise<UsageRow[]> {
     const days = utcDays(now, query.days);
     try {
-      const hashes = query.keyId === undefined ? await this.scanDays(new Set(days)) : days.map((day) => ({ day, keyId: query.keyId as string, key: this.key(day, query.keyId as string) }));
+      const hashes = query.keyId === undefined ? await this.scanDays(new Set(days)) : days.map((day) => ({ day, keyId: query.keyId as string, key: RedisKeys.usageDay(this.cluster, day, query.keyId as string) }));
       const rows = new Map<string, UsageRow>();
       for (let i = 0; i < hashes.length; i += HGETALL_BATCH) {
         const batch = hashes.slice(i, i + HGETALL_BATCH);
@@ -95,24 +94,18 @@ export class UsageReport {
     }
   }
 
-  private key(day: string, keyId: string): string {
-    return `${this.dayPrefix}${day}:${keyId}`;
-  }
-
   /** Every key's day hash of `days`, by SCAN (never KEYS: it would block Redis on a large keyspace). */
   private async scanDays(days: ReadonlySet<string>): Promise<Array<{ day: string; keyId: string; key: string }>> {
-    const pattern = `${globLiteral(this.dayPrefix)}*`;
+    const pattern = `${globLiteral(RedisKeys.usageDayPrefix(this.cluster))}*`;
     const found = new Map<string, { day: string; keyId: string; key: string }>();
     let cursor = '0';
     do {
       const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
       cursor = next;
       for (const key of keys) {
-        // <day prefix>YYYY-MM-DD:<key id>
-        const rest = key.slice(this.dayPrefix.length);
-        const day = rest.slice(0, 10);
-        if (rest[10] !== ':' || !days.has(day)) continue;
-        found.set(key, { day, keyId: rest.slice(11), key }); // SCAN may return a key twice
+        const parsed = parseUsageDayKey(this.cluster, key);
+        if (parsed === undefined || !days.has(parsed.day)) continue;
+        found.set(key, { ...parsed, key }); // SCAN may return a key twice
       }
     } while (cursor !== '0');
     return [...found.values()];

@@ -13,7 +13,7 @@ import {
 } from '@gpufleet/routing-core';
 
 export interface RateLimiterOptions {
-  /** Key prefix, e.g. `gpufleet:dev:ratelimit`. */
+  /** Key prefix: `RedisKeys.rateLimitPrefix(cluster)` (`gpufleet:<cluster>:ratelimit`). */
   readonly prefix: string;
   /** Limits are per minute; tests may shorten the period. */
   readonly periodMs?: number;

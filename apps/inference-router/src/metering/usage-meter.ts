@@ -3,7 +3,7 @@
  * and, once per USAGE_FLUSH_S, written to Redis hash counters, published as one NATS usage
  * event and added to the Prometheus counters. The request path only appends to memory.
  *
- * Redis layout (`<prefix>` = `gpufleet:<cluster>:usage`):
+ * Redis layout (`RedisKeys` of @gpufleet/contracts, `<prefix>` = `gpufleet:<cluster>:usage`):
  *   <prefix>:total:<key id>              hash, all time
  *   <prefix>:day:<YYYY-MM-DD>:<key id>   hash, one UTC day, expires after USAGE_RETENTION_DAYS
  * with fields `<counter>|<deployment>|<model>`, counter one of requests, prompt_tokens,
@@ -11,7 +11,7 @@
  * the next flush, so a Redis restart loses nothing this replica metered.
  */
 import type Redis from 'ioredis';
-import { Events, type UsageRecord } from '@gpufleet/contracts';
+import { Events, RedisKeys, type UsageRecord } from '@gpufleet/contracts';
 import type { EventBus } from '@gpufleet/messaging';
 import type { Logger } from '@gpufleet/observability';
 import type { RouterMetrics } from '../metrics/router-metrics';
@@ -19,11 +19,6 @@ import type { RouterMetrics } from '../metrics/router-metrics';
 export const USAGE_COUNTERS = ['requests', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'estimated_requests'] as const;
 export type UsageCounter = (typeof USAGE_COUNTERS)[number];
 type Counter = UsageCounter;
-
-/** `gpufleet:<cluster>:usage`, the prefix of every usage hash (KeyService's GetUsage reads them). */
-export function usageKeyPrefix(cluster: string): string {
-  return `gpufleet:${cluster}:usage`;
-}
 
 /** Records per usage event; more are split into several events. */
 const RECORDS_PER_EVENT = 500;
@@ -67,12 +62,9 @@ export class UsageMeter {
   private records: UsageRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
-  private readonly prefix: string;
   private redisFailing = false;
 
-  constructor(private readonly options: UsageMeterOptions) {
-    this.prefix = usageKeyPrefix(options.cluster);
-  }
+  constructor(private readonly options: UsageMeterOptions) {}
 
   start(): void {
     this.timer ??= setInterval(() => void this.flush(), this.options.flushMs);
@@ -132,8 +124,8 @@ export class UsageMeter {
     const pipeline = this.options.redis.pipeline();
     const ttl = this.options.retentionDays * 86_400;
     for (const t of tallies.values()) {
-      const total = `${this.prefix}:total:${t.keyId}`;
-      const daily = `${this.prefix}:day:${t.day}:${t.keyId}`;
+      const total = RedisKeys.usageTotal(this.options.cluster, t.keyId);
+      const daily = RedisKeys.usageDay(this.options.cluster, t.day, t.keyId);
       for (const counter of USAGE_COUNTERS) {
         const n = t.counts[counter];
         if (n === 0) continue;

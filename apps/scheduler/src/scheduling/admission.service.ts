@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Events, EventDefinition, NodePhase, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { Events, EventDefinition, NodePhase, parseWorkloadKey, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
 import { EventBus, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import {
@@ -117,7 +117,7 @@ export class AdmissionService {
       }),
       this.store.localQueues.listen((key, change) => {
         if (change.kind === 'put') this.tryQueue(() => queues.putLocalQueue(change.value), `LocalQueue ${key}`);
-        else this.tryQueue(() => queues.deleteLocalQueue(key.split('/')[0], key.split('/')[1]), `LocalQueue ${key}`);
+        else this.tryQueue(() => { const q = parseWorkloadKey(key); if (q) queues.deleteLocalQueue(q.namespace, q.name); }, `LocalQueue ${key}`);
         this.retryRefused();
         this.kick();
       }),

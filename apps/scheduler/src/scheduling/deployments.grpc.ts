@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, WatchDeploymentsResponse } from '@gpufleet/contracts';
+import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, serverStream, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec } from '@gpufleet/deployments-core';
@@ -119,11 +119,10 @@ export class DeploymentsGrpc {
         const added = change.kind === 'put' && !known.has(key);
         if (change.kind === 'put') known.add(key);
         else known.delete(key);
-        const [namespace, name] = key.split('/');
         const msg: WatchDeploymentsResponse =
           change.kind === 'put'
             ? { type: added ? 'ADDED' : 'MODIFIED', deployment: change.value }
-            : { type: 'DELETED', deployment: ModelDeployment.fromPartial({ spec: { namespace, name } }) };
+            : { type: 'DELETED', deployment: ModelDeployment.fromPartial({ spec: parseWorkloadKey(key) ?? {} }) };
         if (msg.deployment && matches(msg.deployment)) call.write(msg);
       });
       call.on('cancelled', stop);

@@ -7,7 +7,7 @@ import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
-import { storeKey, workloadKey } from './workload-keys';
+import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
 
 function rejectProblems(problems: ReturnType<typeof validateClusterQueue>): void {
   if (problems.length > 0) throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);
@@ -108,7 +108,7 @@ export class QueuesGrpc {
         localQueues: [...this.store.localQueues.entries.values()]
           .map((e) => e.value)
           .filter((q) => !req.namespace || q.namespace === req.namespace)
-          .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`)),
+          .sort((a, b) => keyOfSpec(a).localeCompare(keyOfSpec(b))),
       };
     }),
     deleteLocalQueue: this.guard(async (req) => {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  parseWorkloadKey,
   PendingExplanation,
   SchedulingServiceServer,
   Workload,
@@ -109,7 +110,7 @@ export class SchedulingGrpc {
         const msg: WatchWorkloadsResponse =
           change.kind === 'put'
             ? { type: added ? 'ADDED' : 'MODIFIED', workload: change.value }
-            : { type: 'DELETED', workload: Workload.fromPartial({ spec: { namespace: key.split('/')[0], name: key.split('/')[1] } }) };
+            : { type: 'DELETED', workload: Workload.fromPartial({ spec: parseWorkloadKey(key) ?? {} }) };
         if (msg.workload && matches(msg.workload)) call.write(msg);
       });
       call.on('cancelled', stop);

@@ -1,9 +1,11 @@
 import {
   Accelerator,
   AcceleratorVendor,
+  keyOfSpec,
   NodeInventory,
   NodeLedger,
   PodPlacement,
+  storeKey,
   Workload,
   WorkloadPhase,
   type PodTemplate,
@@ -94,5 +96,5 @@ export function ledger(entries: Array<{ workload: string; pod: PodPlacement }>):
 
 /** The workloads bucket's shape: keyed "<namespace>.<name>". */
 export function workloadMap(...workloads: Workload[]): Map<string, Workload> {
-  return new Map(workloads.map((w) => [`${w.spec!.namespace}.${w.spec!.name}`, w]));
+  return new Map(workloads.map((w) => [storeKey(keyOfSpec(w.spec!)), w]));
 }

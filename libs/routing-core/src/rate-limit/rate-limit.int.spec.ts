@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { RedisKeys } from '@gpufleet/contracts';
 import { RunningServer, startRedis } from '@gpufleet/testing';
 import {
   parseRateLimitReply,
@@ -11,6 +12,8 @@ import {
   TokenSettlement,
 } from './rate-limit';
 import { RATE_LIMIT_CHECK_SCRIPT, RATE_LIMIT_CHECK_SHA1 } from './scripts';
+
+const PREFIX = RedisKeys.rateLimitPrefix('test');
 
 const T0 = Date.parse('2026-01-15T12:00:00Z');
 
@@ -40,12 +43,12 @@ describe('rate limit scripts against redis-server', () => {
     return client.eval(call.script, call.keys.length, ...call.keys, ...call.args);
   }
 
-  async function check(c: RateLimitCheck, client?: Redis): Promise<RateLimitResult> {
-    return parseRateLimitReply(await run(rateLimitCheckCall(c), client));
+  async function check(c: Omit<RateLimitCheck, 'prefix'>, client?: Redis): Promise<RateLimitResult> {
+    return parseRateLimitReply(await run(rateLimitCheckCall({ ...c, prefix: PREFIX }), client));
   }
 
-  async function settle(s: TokenSettlement): Promise<unknown> {
-    return run(rateLimitSettleCall(s));
+  async function settle(s: Omit<TokenSettlement, 'prefix'>): Promise<unknown> {
+    return run(rateLimitSettleCall({ ...s, prefix: PREFIX }));
   }
 
   it('allows a minute’s requests at once, then one more every 60/limit seconds', async () => {
@@ -101,7 +104,7 @@ describe('rate limit scripts against redis-server', () => {
     expect(await check({ ...base, tokens: 800 })).toMatchObject({ allowed: true, tokens: { remaining: 0 } });
     // Refund everything and more: the bucket is full, not fuller.
     await settle({ ...base, reservedTokens: 5_000, usedTokens: 0 });
-    expect(await redis.exists(rateLimitKeys(id, 'llama').tokens)).toBe(0);
+    expect(await redis.exists(rateLimitKeys(id, 'llama', PREFIX).tokens)).toBe(0);
     expect(await check({ ...base, tokens: 1_000 })).toMatchObject({ allowed: true });
     // Used 500 more than reserved: the key waits for them.
     expect(await settle({ ...base, reservedTokens: 0, usedTokens: 500 })).toBe(90_000);
@@ -117,7 +120,7 @@ describe('rate limit scripts against redis-server', () => {
     expect(refused).toMatchObject({ allowed: false, limitedBy: 'requests' });
     expect(refused.allowed === false && refused.retryAfterMs).toBeGreaterThan(29_000);
     expect(refused.allowed === false && refused.retryAfterMs).toBeLessThanOrEqual(30_000);
-    const ttl = await redis.pttl(rateLimitKeys(id, 'llama').requests);
+    const ttl = await redis.pttl(rateLimitKeys(id, 'llama', PREFIX).requests);
     expect(ttl).toBeGreaterThan(59_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -136,7 +139,7 @@ describe('rate limit scripts against redis-server', () => {
 
   it('runs by SHA-1 once loaded, as EVALSHA callers do', async () => {
     expect(await redis.script('LOAD', RATE_LIMIT_CHECK_SCRIPT)).toBe(RATE_LIMIT_CHECK_SHA1);
-    const call = rateLimitCheckCall({ keyId: keyId(), model: 'm', limits: { requestsPerMinute: 1 }, tokens: 0, nowMs: T0 })!;
+    const call = rateLimitCheckCall({ keyId: keyId(), model: 'm', limits: { requestsPerMinute: 1 }, tokens: 0, nowMs: T0, prefix: PREFIX })!;
     const reply = await redis.evalsha(call.sha1, call.keys.length, ...call.keys, ...call.args);
     expect(parseRateLimitReply(reply)).toMatchObject({ allowed: true });
   });

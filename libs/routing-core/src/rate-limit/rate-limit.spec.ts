@@ -1,12 +1,15 @@
 import { parseRateLimitReply, rateLimitCheckCall, rateLimitKeys, rateLimitSettleCall } from './rate-limit';
 import { RATE_LIMIT_CHECK_SCRIPT, RATE_LIMIT_CHECK_SHA1, RATE_LIMIT_SETTLE_SHA1 } from './scripts';
 import { createHash } from 'crypto';
+import { RedisKeys } from '@gpufleet/contracts';
+
+const PREFIX = RedisKeys.rateLimitPrefix('dev');
 
 describe('rate limit keys and arguments', () => {
   it('puts both counters of a key and model in one cluster slot, encoding the parts', () => {
-    expect(rateLimitKeys('abcdefghijkl', 'meta-llama/Llama-3-8B')).toEqual({
-      requests: 'gpufleet:ratelimit:{abcdefghijkl:meta-llama%2FLlama-3-8B}:requests',
-      tokens: 'gpufleet:ratelimit:{abcdefghijkl:meta-llama%2FLlama-3-8B}:tokens',
+    expect(rateLimitKeys('abcdefghijkl', 'meta-llama/Llama-3-8B', PREFIX)).toEqual({
+      requests: 'gpufleet:dev:ratelimit:{abcdefghijkl:meta-llama%2FLlama-3-8B}:requests',
+      tokens: 'gpufleet:dev:ratelimit:{abcdefghijkl:meta-llama%2FLlama-3-8B}:tokens',
     });
     // A model name cannot close the hash tag or fake another key's.
     expect(rateLimitKeys('k', 'a}:x{b', 'gpufleet:dev:rl').tokens).toBe('gpufleet:dev:rl:{k:a%7D%3Ax%7Bb}:tokens');
@@ -14,15 +17,15 @@ describe('rate limit keys and arguments', () => {
   });
 
   it('builds the check call with 0 for an unlimited dimension and the server clock by default', () => {
-    const call = rateLimitCheckCall({ keyId: 'k', model: 'm', limits: { tokensPerMinute: 10_000 }, tokens: 300 });
+    const call = rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { tokensPerMinute: 10_000 }, tokens: 300 });
     expect(call).toEqual({
       script: RATE_LIMIT_CHECK_SCRIPT,
       sha1: RATE_LIMIT_CHECK_SHA1,
-      keys: ['gpufleet:ratelimit:{k:m}:requests', 'gpufleet:ratelimit:{k:m}:tokens'],
+      keys: ['gpufleet:dev:ratelimit:{k:m}:requests', 'gpufleet:dev:ratelimit:{k:m}:tokens'],
       args: ['0', '10000', '300', '60000', ''],
     });
     expect(call?.sha1).toBe(createHash('sha1').update(RATE_LIMIT_CHECK_SCRIPT).digest('hex'));
-    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', limits: { requestsPerMinute: 5 }, tokens: 0, nowMs: 1.5 })?.args).toEqual([
+    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { requestsPerMinute: 5 }, tokens: 0, nowMs: 1.5 })?.args).toEqual([
       '5',
       '0',
       '0',
@@ -32,32 +35,32 @@ describe('rate limit keys and arguments', () => {
   });
 
   it('skips Redis for a key without limits', () => {
-    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', limits: undefined, tokens: 10 })).toBeUndefined();
-    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', limits: {}, tokens: 10 })).toBeUndefined();
+    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: undefined, tokens: 10 })).toBeUndefined();
+    expect(rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: {}, tokens: 10 })).toBeUndefined();
   });
 
   it('rejects nonsense limits and token counts, naming the field', () => {
-    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', limits: { requestsPerMinute: 0 }, tokens: 1 })).toThrow(
+    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { requestsPerMinute: 0 }, tokens: 1 })).toThrow(
       'limits.requestsPerMinute: expected an integer ≥ 1, got 0',
     );
-    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', limits: { tokensPerMinute: 1.5 }, tokens: 1 })).toThrow(
+    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { tokensPerMinute: 1.5 }, tokens: 1 })).toThrow(
       'limits.tokensPerMinute: expected an integer ≥ 1, got 1.5',
     );
-    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', limits: { requestsPerMinute: 1 }, tokens: -1 })).toThrow(
+    expect(() => rateLimitCheckCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { requestsPerMinute: 1 }, tokens: -1 })).toThrow(
       'tokens: expected an integer ≥ 0, got -1',
     );
   });
 
   it('settles only when the key has a token limit and usage differs from the reservation', () => {
     const limits = { tokensPerMinute: 1000 };
-    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', limits, reservedTokens: 500, usedTokens: 120 })).toEqual({
+    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits, reservedTokens: 500, usedTokens: 120 })).toEqual({
       script: expect.any(String),
       sha1: RATE_LIMIT_SETTLE_SHA1,
-      keys: ['gpufleet:ratelimit:{k:m}:tokens'],
+      keys: ['gpufleet:dev:ratelimit:{k:m}:tokens'],
       args: ['1000', '-380', '60000', ''],
     });
-    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', limits, reservedTokens: 500, usedTokens: 500 })).toBeUndefined();
-    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', limits: { requestsPerMinute: 3 }, reservedTokens: 5, usedTokens: 1 })).toBeUndefined();
+    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits, reservedTokens: 500, usedTokens: 500 })).toBeUndefined();
+    expect(rateLimitSettleCall({ keyId: 'k', model: 'm', prefix: PREFIX, limits: { requestsPerMinute: 3 }, reservedTokens: 5, usedTokens: 1 })).toBeUndefined();
   });
 
   it('reads the script replies', () => {

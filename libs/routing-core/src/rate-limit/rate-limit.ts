@@ -4,7 +4,6 @@ import { RATE_LIMIT_CHECK_SCRIPT, RATE_LIMIT_CHECK_SHA1, RATE_LIMIT_SETTLE_SCRIP
 
 /** Limits are per minute. */
 export const RATE_LIMIT_PERIOD_MS = 60_000;
-export const DEFAULT_RATE_LIMIT_PREFIX = 'gpufleet:ratelimit';
 
 /** One EVAL / EVALSHA: `redis.evalsha(sha1, keys.length, ...keys, ...args)`, falling back to `eval(script, …)` on NOSCRIPT. */
 export interface RedisScriptCall {
@@ -23,9 +22,9 @@ export interface RateLimitKeys {
  * The Redis keys counting one API key's use of one model. Both carry the hash tag
  * `{<key id>:<model>}` so a Redis Cluster puts them in one slot, which a multi-key EVAL needs.
  * Parts are URI-encoded, so a model name with `:`, `{` or `}` cannot collide with or break out
- * of the tag.
+ * of the tag. `prefix` is the cluster's, `RedisKeys.rateLimitPrefix(cluster)` of @gpufleet/contracts.
  */
-export function rateLimitKeys(keyId: string, model: string, prefix = DEFAULT_RATE_LIMIT_PREFIX): RateLimitKeys {
+export function rateLimitKeys(keyId: string, model: string, prefix: string): RateLimitKeys {
   if (/[{}]/.test(prefix)) throw new RoutingConfigError('rateLimit.prefix', 'a key prefix without { or }', shown(prefix));
   const tag = `{${encodeURIComponent(keyId)}:${encodeURIComponent(model)}}`;
   return { requests: `${prefix}:${tag}:requests`, tokens: `${prefix}:${tag}:tokens` };
@@ -42,7 +41,8 @@ export interface RateLimitCheck {
   readonly tokens: number;
   /** Ms since the epoch; leave unset to use the Redis server's clock (tests set it). */
   readonly nowMs?: number;
-  readonly prefix?: string;
+  /** `RedisKeys.rateLimitPrefix(cluster)`. */
+  readonly prefix: string;
   /** Default RATE_LIMIT_PERIOD_MS; shorter periods are for tests. */
   readonly periodMs?: number;
 }
@@ -70,7 +70,8 @@ export interface TokenSettlement {
   /** Tokens the request really used (prompt + completion, from the engine's usage). */
   readonly usedTokens: number;
   readonly nowMs?: number;
-  readonly prefix?: string;
+  /** `RedisKeys.rateLimitPrefix(cluster)`. */
+  readonly prefix: string;
   readonly periodMs?: number;
 }
 

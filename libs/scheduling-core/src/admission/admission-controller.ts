@@ -16,7 +16,7 @@
  * whose head still fails for the same reason costs O(1); a placement failure is remembered per
  * request shape until the pool frees devices, so identical workloads do not ask the Placer again.
  */
-import { ClusterQueue, PendingExplanation, PodPlacement, Workload, WorkloadPhase, WorkloadSpec } from '@gpufleet/contracts';
+import { ClusterQueue, PendingExplanation, PodPlacement, Workload, workloadKey, WorkloadPhase, WorkloadSpec } from '@gpufleet/contracts';
 import type { Packing, PlacementRequest, Placer, WorkloadKey } from '../placer';
 import { workloadCredits } from '../queues/credits';
 import { QueueError } from '../queues/errors';
@@ -38,7 +38,7 @@ import { DeviceEpochs } from './device-epochs';
 import { admittedGates, pendingGates } from './explain';
 import { PendingQueue } from './pending-queue';
 import { isPlan, planPreemption, PreemptionContext } from './preemption';
-import { emptyStatus, FailedAttempt, GateName, QueueSlot, workloadKey, WorkloadRecord } from './workload-record';
+import { emptyStatus, FailedAttempt, GateName, QueueSlot, WorkloadRecord } from './workload-record';
 
 export interface AdmissionControllerOptions {
   readonly placer: Placer;

@@ -1,7 +1,7 @@
 // Whatever the queues, cohorts and stream of submit/cycle/confirm/abort/finish/delete, quota is
 // never exceeded and every workload is accounted for exactly once.
 import fc from 'fast-check';
-import { ClusterQueue, PreemptionPolicy, QueueingStrategy, WorkloadPhase } from '@gpufleet/contracts';
+import { ClusterQueue, keyOfSpec, PreemptionPolicy, QueueingStrategy, WorkloadPhase } from '@gpufleet/contracts';
 import { QueueManager } from '../queues/queue-manager';
 import { AdmissionController } from './admission-controller';
 import type { AdmitDecision } from './decisions';
@@ -164,7 +164,7 @@ describe('admission properties', () => {
                 requiredLevel: c.together && c.whole * c.size <= 8 ? 'node' : '',
               });
               const result = w.controller.submit(spec);
-              if (result.accepted) submitted.add(`${spec.namespace}/${spec.name}`);
+              if (result.accepted) submitted.add(keyOfSpec(spec));
               else expect(result.problems.length).toBeGreaterThan(0);
               break;
             }

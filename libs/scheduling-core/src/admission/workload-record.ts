@@ -30,8 +30,6 @@ export interface FailedAttempt {
   readonly retryNow: boolean;
 }
 
-export const workloadKey = (namespace: string, name: string): WorkloadKey => `${namespace}/${name}`;
-
 export class WorkloadRecord {
   state: WorkloadState = 'pending';
   slot: QueueSlot | undefined;

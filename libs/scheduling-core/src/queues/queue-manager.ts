@@ -3,7 +3,7 @@
  * Framework-free and in memory: the scheduler loads it from the state store and applies the
  * admin API's changes to it; the AdmissionController reserves and releases credits through it.
  */
-import { ClusterQueue, ClusterQueueUsage, Cohort, LocalQueue, QueueingStrategy } from '@gpufleet/contracts';
+import { ClusterQueue, ClusterQueueUsage, Cohort, LocalQueue, QueueingStrategy, workloadKey } from '@gpufleet/contracts';
 import { formatCount, problem } from '../validation/problems';
 import { ceiling, headroom, QuotaTerms, quotaTerms, sharedUse } from './cohort-quota';
 import { QueueError } from './errors';
@@ -47,7 +47,6 @@ export interface QueueManagerOptions {
   poolExists?: (pool: string) => boolean;
 }
 
-const localKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 const singleGroupName = (cq: string): string => `\u0000${cq}`;
 
 export class QueueManager {
@@ -133,7 +132,7 @@ export class QueueManager {
   /** Its ClusterQueue must exist, and may not change while the LocalQueue holds workloads. */
   putLocalQueue(lq: LocalQueue): LocalQueue {
     const problems = validateLocalQueue(lq, (n) => this.clusterQueues.has(n));
-    const key = localKey(lq.namespace, lq.name);
+    const key = workloadKey(lq.namespace, lq.name);
     const existing = this.localQueues.get(key);
     const inUse = this.localQueueWorkloads.get(key) ?? 0;
     if (existing && existing.clusterQueue !== lq.clusterQueue && inUse > 0) {
@@ -148,7 +147,7 @@ export class QueueManager {
 
   /** Refused while workloads submitted through it are pending or admitted. */
   deleteLocalQueue(namespace: string, name: string): void {
-    const key = localKey(namespace, name);
+    const key = workloadKey(namespace, name);
     if (!this.localQueues.has(key)) throw new QueueError('NOT_FOUND', `LocalQueue ${JSON.stringify(key)} does not exist`);
     const inUse = this.localQueueWorkloads.get(key) ?? 0;
     if (inUse > 0) {
@@ -159,7 +158,7 @@ export class QueueManager {
   }
 
   getLocalQueue(namespace: string, name: string): LocalQueue | undefined {
-    const lq = this.localQueues.get(localKey(namespace, name));
+    const lq = this.localQueues.get(workloadKey(namespace, name));
     return lq && { ...lq };
   }
 
@@ -167,7 +166,7 @@ export class QueueManager {
     return [...this.localQueues.values()]
       .filter((lq) => namespace === '' || lq.namespace === namespace)
       .map((lq) => ({ ...lq }))
-      .sort((a, b) => localKey(a.namespace, a.name).localeCompare(localKey(b.namespace, b.name)));
+      .sort((a, b) => workloadKey(a.namespace, a.name).localeCompare(workloadKey(b.namespace, b.name)));
   }
 
   // ---- cohorts ---------------------------------------------------------------------------
@@ -268,7 +267,7 @@ export class QueueManager {
 
   /** Counts an unfinished workload of a LocalQueue (refuses its deletion meanwhile). */
   trackLocalQueue(namespace: string, name: string, delta: 1 | -1): void {
-    const key = localKey(namespace, name);
+    const key = workloadKey(namespace, name);
     const next = (this.localQueueWorkloads.get(key) ?? 0) + delta;
     if (next <= 0) this.localQueueWorkloads.delete(key);
     else this.localQueueWorkloads.set(key, next);

@@ -4,9 +4,8 @@
  * records that lag the ledger; this decides, per workload, how to make them agree again.
  * Framework-free: the app carries out the plan (status writes, ledger removals, logs).
  */
-import { NodeLedger, PodPlacement, Workload, WorkloadPhase, WorkloadSpec, WorkloadStatus } from '@gpufleet/contracts';
+import { NodeLedger, PodPlacement, Workload, WorkloadPhase, WorkloadSpec, WorkloadStatus, workloadKey } from '@gpufleet/contracts';
 import type { WorkloadKey } from '../placer';
-import { workloadKey } from '../admission/workload-record';
 import { ledgerWorkloads } from '../ledger/ledger-edits';
 
 export interface TakeoverView {
