@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
-import { ObservabilityModule, createLogger } from '@gpufleet/observability';
+import { LOGGER, ObservabilityModule, createLogger, type Logger } from '@gpufleet/observability';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { AgentModule } from './agent/agent.module';
 import { AgentService } from './agent/agent.service';
@@ -30,7 +30,11 @@ export class AppModule {
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         // Health and reflection only for now; the device-plugin API comes with the Kubernetes runtime.
-        { provide: GrpcLifecycle, useFactory: () => new GrpcLifecycle(grpcServerOptions(config, { services: [], protoFiles: ['gpufleet/v1/devices.proto'] })) },
+        {
+          provide: GrpcLifecycle,
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => new GrpcLifecycle(grpcServerOptions(config, { services: [], protoFiles: ['gpufleet/v1/devices.proto'] }), logger),
+        },
       ],
       exports: [AGENT_CONFIG],
     };

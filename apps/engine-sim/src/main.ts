@@ -2,6 +2,7 @@
 import { config, ignoredFlags, stopTracing } from './instrument';
 import { redactConfig } from '@gpufleet/config';
 import { createLogger } from '@gpufleet/observability';
+import { exitAfterFailedStart, exitOnShutdownSignal } from '@gpufleet/service-kit/shutdown';
 import { CRASH_EXIT_CODE, EngineSimServer } from './server/engine-sim.server';
 
 const logger = createLogger({ service: 'engine-sim', level: config.LOG_LEVEL, base: { replica: config.REPLICA_NAME } });
@@ -16,19 +17,17 @@ async function main(): Promise<void> {
     },
   });
 
-  let stopping = false;
-  const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, `${signal}: refusing new requests, finishing ${server.scheduler.running + server.scheduler.waiting} in flight`);
-    const { unfinished } = await server.drain();
-    if (unfinished > 0) logger.warn({ unfinished }, `drain timeout (DRAIN_TIMEOUT_S=${config.DRAIN_TIMEOUT_S}): ${unfinished} requests cut off`);
-    await stopTracing().catch(() => undefined);
-    logger.info('engine-sim stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', (signal) => void stop(signal));
-  process.on('SIGINT', (signal) => void stop(signal));
+  // Not a NestJS service (it stands in for `vllm serve`), but it stops like one: docs/development.md.
+  exitOnShutdownSignal({
+    service: 'engine-sim',
+    logger,
+    stopTracing,
+    stop: async (signal) => {
+      logger.info({ signal }, `${signal}: refusing new requests, finishing ${server.scheduler.running + server.scheduler.waiting} in flight`);
+      const { unfinished } = await server.drain();
+      if (unfinished > 0) logger.warn({ unfinished }, `drain timeout (DRAIN_TIMEOUT_S=${config.DRAIN_TIMEOUT_S}): ${unfinished} requests cut off`);
+    },
+  });
 
   try {
     const port = await server.listen();
@@ -39,9 +38,7 @@ async function main(): Promise<void> {
         `tensor-parallel-size ${config.TENSOR_PARALLEL_SIZE}, max-num-seqs ${config.MAX_NUM_SEQS}, kv-cache-blocks ${config.KV_CACHE_BLOCKS}`,
     );
   } catch (err) {
-    logger.fatal({ err }, `engine-sim failed to start: ${(err as Error).message}`);
-    await stopTracing().catch(() => undefined);
-    process.exit(1);
+    await exitAfterFailedStart('engine-sim', logger, err, stopTracing);
   }
 }
 

@@ -4,7 +4,8 @@ import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig
 import { createLogger, createMetricsRegistry, ObservabilityModule } from '@gpufleet/observability';
 import type { NatsConnection } from 'nats';
 import { ROUTER_CONFIG, type RouterConfig } from './config';
-import { routerGrpcServer } from './keys/keys.grpc.provider';
+import { routerGrpcServer } from './grpc.server';
+import { KeysGrpc } from './keys/keys.grpc';
 import { createRedis, REDIS } from './redis';
 import { RouterRuntime } from './router.runtime';
 
@@ -28,6 +29,7 @@ export class AppModule {
         { provide: ROUTER_CONFIG, useValue: config },
         { provide: REDIS, useFactory: () => createRedis(config) },
         RouterRuntime,
+        KeysGrpc,
         routerGrpcServer,
       ],
       exports: [ROUTER_CONFIG],

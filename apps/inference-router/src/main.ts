@@ -1,5 +1,6 @@
 // './instrument' must stay the first import: it validates configuration and starts tracing.
 import { config, stopTracing } from './instrument';
-import { startRouter } from './bootstrap';
+import { bootstrapService } from '@gpufleet/service-kit';
+import { routerService } from './bootstrap';
 
-void startRouter(config, stopTracing).catch(() => process.exit(1));
+void bootstrapService(routerService(config, stopTracing));

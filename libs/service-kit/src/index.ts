@@ -1,2 +1,4 @@
 export * from './bootstrap';
 export * from './grpc-lifecycle';
+export * from './listen';
+export * from './shutdown';

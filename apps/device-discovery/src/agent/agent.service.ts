@@ -1,8 +1,9 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { Buckets, Events, NodeInventory } from '@gpufleet/contracts';
 import { InventoryAssembler, loadFleetFile } from '@gpufleet/device-inventory';
 import { EventBus, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
+import { LOGGER, type Logger } from '@gpufleet/observability';
 import { AGENT_CONFIG, AgentConfig } from '../config';
 import { ProviderSet, buildProviders, hasHostInfo } from './providers';
 
@@ -14,7 +15,6 @@ export const AGENT_VERSION = '0.1.0';
  */
 @Injectable()
 export class AgentService implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('agent');
   private assembler!: InventoryAssembler;
   private providers!: ProviderSet;
   private nodes!: KvStore<NodeInventory>;
@@ -27,6 +27,7 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly bus: EventBus,
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   get inventory(): NodeInventory | undefined {
@@ -48,7 +49,8 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
       nodeLabels: { ...this.providers.simulated?.nodeLabels, ...labels },
       generation: previous?.value.generation ?? 0,
     });
-    this.logger.log(`providers: ${this.providers.providers.map((p) => p.name).join(', ') || 'none'}`);
+    const names = this.providers.providers.map((p) => p.name);
+    this.logger.info({ node: config.NODE_NAME, providers: names }, `providers: ${names.join(', ') || 'none'}`);
     await this.detectionPass();
     this.heartbeat();
     this.timers.push(setInterval(() => void this.detectionPass(), config.DETECT_INTERVAL_S * 1000));
@@ -74,7 +76,10 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
         } catch (err) {
           const error = err instanceof Error ? err : new Error(String(err));
           this.assembler.record(provider.name, { error });
-          this.logger.warn(`${provider.name} detection failed, keeping the last good result: ${error.message}`);
+          this.logger.warn(
+            { node: this.config.NODE_NAME, provider: provider.name, err: error },
+            `${provider.name} detection failed, keeping the last good result: ${error.message}`,
+          );
           this.bus.publish(Events.detectionFailed, {
             nodeName: this.config.NODE_NAME,
             cluster: this.config.GPUFLEET_CLUSTER,
@@ -98,12 +103,13 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
     this.bus.publish(Events.inventory, inv);
     try {
       await this.nodes.put(inv.nodeName, inv);
-      this.logger.log(
+      this.logger.info(
+        { node: inv.nodeName, generation: inv.generation, reason: why, accelerators: inv.accelerators.length, nics: inv.nics.length },
         `inventory generation ${inv.generation} (${why}): ${inv.accelerators.length} accelerators, ${inv.nics.length} NICs`,
       );
     } catch (err) {
       // NATS is away; the reconnect handler writes the record again.
-      this.logger.warn(`could not write node record: ${(err as Error).message}`);
+      this.logger.warn({ node: inv.nodeName, err }, `could not write node record: ${(err as Error).message}`);
     }
   }
 

@@ -1,26 +1,18 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { ApiKeyRecord, type KeyServiceServer } from '@gpufleet/contracts';
+import type Redis from 'ioredis';
+import type { ApiKeyRecord, KeyServiceServer } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, requireAdmin, unary } from '@gpufleet/grpc-kit';
-import { KvStore, RevisionConflictError } from '@gpufleet/messaging';
+import { RevisionConflictError } from '@gpufleet/messaging';
 import { API_KEY_ID_LENGTH } from '@gpufleet/routing-core';
+import { ROUTER_CONFIG, type RouterConfig } from '../config';
+import { REDIS } from '../redis';
+import { RouterRuntime } from '../router.runtime';
 import { newKeyRecord, publicKey } from './key-records';
-import type { KeyRegistry } from './key-registry';
-import { usageQuery, type UsageReport } from './usage-report';
+import { usageQuery, UsageReport } from './usage-report';
 
 const KEY_ID = new RegExp(`^[a-z0-9]{${API_KEY_ID_LENGTH}}$`);
 const CAS_ATTEMPTS = 8;
-
-export interface KeysGrpcDeps {
-  /** Resolves once the api-keys bucket is open. */
-  readonly store: () => KvStore<ApiKeyRecord>;
-  readonly registry: KeyRegistry;
-  readonly adminToken: string | undefined;
-  /** The usage counters in Redis, for GetUsage. */
-  readonly usage: UsageReport;
-  /** USAGE_RETENTION_DAYS: the most days GetUsage reports. */
-  readonly retentionDays: number;
-  readonly now?: () => Date;
-}
 
 function checkId(id: string): void {
   if (!KEY_ID.test(id)) throw invalidArgument('id', `a key id of ${API_KEY_ID_LENGTH} lower-case letters and digits (the part after gpufleet_)`, id);
@@ -31,48 +23,58 @@ function checkId(id: string): void {
  * every replica's registry follows the bucket by watch. GetUsage reads the usage counters every
  * replica writes to Redis. Needs the admin token when GPUFLEET_ADMIN_TOKEN is set.
  */
-export function keysGrpc(deps: KeysGrpcDeps): KeyServiceServer {
-  const now = deps.now ?? (() => new Date());
-  return {
+@Injectable()
+export class KeysGrpc {
+  private readonly usage: UsageReport;
+
+  constructor(
+    @Inject(ROUTER_CONFIG) private readonly config: RouterConfig,
+    private readonly runtime: RouterRuntime,
+    @Inject(REDIS) redis: Redis,
+  ) {
+    this.usage = new UsageReport(redis, config.GPUFLEET_CLUSTER);
+  }
+
+  readonly implementation: KeyServiceServer = {
     createKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, deps.adminToken);
-      const { record, fullKey } = newKeyRecord(request, now());
+      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+      const { record, fullKey } = newKeyRecord(request, new Date());
       const id = record.key?.id ?? '';
-      const revision = await deps.store().create(id, record);
+      const revision = await this.runtime.apiKeys.create(id, record);
       // This replica knows the key at once; the others within the watch's latency.
-      deps.registry.apply({ kind: 'put', key: id, value: record, revision });
+      this.runtime.keys.apply({ kind: 'put', key: id, value: record, revision });
       return { key: publicKey(record), fullKey };
     }),
 
     getKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, deps.adminToken);
+      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
       checkId(request.id);
-      const found = await deps.store().get(request.id);
+      const found = await this.runtime.apiKeys.get(request.id);
       if (!found) throw notFound('API key', request.id, 'list them with ListKeys');
       return { key: publicKey(found.value) };
     }),
 
     listKeys: unary(async (request, call) => {
-      requireAdmin(call.metadata, deps.adminToken);
-      const all = await deps.store().list();
+      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+      const all = await this.runtime.apiKeys.list();
       const keys = all.map((v) => publicKey(v.value)).filter((k) => request.includeRevoked || !k.revoked);
       keys.sort((a, b) => (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0) || a.id.localeCompare(b.id));
       return { keys };
     }),
 
     revokeKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, deps.adminToken);
+      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
       checkId(request.id);
-      const store = deps.store();
+      const store = this.runtime.apiKeys;
       for (let attempt = 0; ; attempt++) {
         const current = await store.get(request.id);
         if (!current) throw notFound('API key', request.id, 'list them with ListKeys');
         const key = publicKey(current.value);
         if (key.revoked) return { key };
-        const next: ApiKeyRecord = { ...current.value, key: { ...key, revoked: true, revokedAt: now() } };
+        const next: ApiKeyRecord = { ...current.value, key: { ...key, revoked: true, revokedAt: new Date() } };
         try {
           const revision = await store.update(request.id, next, current.revision);
-          deps.registry.apply({ kind: 'put', key: request.id, value: next, revision });
+          this.runtime.keys.apply({ kind: 'put', key: request.id, value: next, revision });
           return { key: publicKey(next) };
         } catch (err) {
           if (!(err instanceof RevisionConflictError)) throw err;
@@ -82,8 +84,8 @@ export function keysGrpc(deps: KeysGrpcDeps): KeyServiceServer {
     }),
 
     getUsage: unary(async (request, call) => {
-      requireAdmin(call.metadata, deps.adminToken);
-      return { rows: await deps.usage.rows(usageQuery(request, deps.retentionDays), now()) };
+      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+      return { rows: await this.usage.rows(usageQuery(request, this.config.USAGE_RETENTION_DAYS), new Date()) };
     }),
   };
 }

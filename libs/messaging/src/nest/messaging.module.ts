@@ -1,5 +1,6 @@
-import { DynamicModule, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
+import { LOGGER, type Logger } from '@gpufleet/observability';
 import { connectNats, NatsSettings } from '../connection';
 import { EventBus, ensureEventsStream } from '../events';
 
@@ -12,19 +13,23 @@ export interface MessagingModuleOptions {
   ensureStream?: boolean;
 }
 
-/** Drains the connection on shutdown so buffered publishes reach the server (CONVENTIONS #7). */
+/**
+ * Drains the connection on shutdown so buffered publishes reach the server (CONVENTIONS #7).
+ * Logs connection changes through the service's LOGGER (ObservabilityModule).
+ */
 @Injectable()
 class NatsLifecycle implements OnApplicationShutdown {
-  private readonly logger = new Logger('nats');
-
-  constructor(@Inject(NATS_CONNECTION) private readonly nc: NatsConnection) {
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
     void this.watchStatus();
   }
 
   private async watchStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
-        this.logger.log(`nats ${s.type}: ${String(s.data)}`);
+        this.logger.info({ nats: s.type, server: String(s.data) }, `nats ${s.type}: ${String(s.data)}`);
       }
     }
   }
