@@ -16,6 +16,7 @@ import {
   NodePhase,
 } from '@gpufleet/contracts';
 import { AcceleratorAllocation, CapacityModel, NodeAllocations } from '@gpufleet/capacity-core';
+import { random } from './support/random';
 
 interface Options {
   nodes: number;
@@ -36,18 +37,6 @@ function parseOptions(args: string[]): Options {
     else throw new Error(`unknown option ${args[i]} (--nodes, --updates, --baseline-updates, --derive-runs)`);
   }
   return options;
-}
-
-/** Small seeded PRNG (mulberry32) so every run benchmarks the same fleet and the same updates. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---- simulated fleet ---------------------------------------------------------------------

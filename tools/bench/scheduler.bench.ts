@@ -15,6 +15,7 @@
 import { CapacityModel } from '@gpufleet/capacity-core';
 import {
   ClusterQueue,
+  MigDevice,
   NodeInventory,
   NodePhase,
   PodPlacement,
@@ -32,7 +33,7 @@ import {
   ledgerConflicts,
   poolShapeFromCapacity,
 } from '@gpufleet/scheduling-core';
-import { migDevice, node } from '../../libs/scheduling-core/src/placement/__fixtures__/fleet';
+import { node } from '@gpufleet/testing';
 
 // Arrivals come in bursts of this many workloads (BENCH_BURST); each burst is followed by a cycle.
 const BURST = Number(process.env.BENCH_BURST ?? 20);
@@ -41,7 +42,7 @@ function fleet(nodes: number): NodeInventory[] {
   const out: NodeInventory[] = [];
   for (let i = 0; i < nodes; i++) {
     const name = `n-${String(i).padStart(5, '0')}`;
-    const mig = i % 10 === 9 ? Object.fromEntries(Array.from({ length: 8 }, (_, g) => [g, [] as ReturnType<typeof migDevice>[]])) : undefined;
+    const mig = i % 10 === 9 ? Object.fromEntries(Array.from({ length: 8 }, (_, g) => [g, [] as MigDevice[]])) : undefined;
     out.push(node(name, { rack: `r-${Math.floor(i / 32)}`, zone: `z-${Math.floor(i / 2500)}`, nvlinkDomain: name, mig }));
   }
   return out;

@@ -1,5 +1,5 @@
 import { normalizeMigProfileName } from '@gpufleet/device-inventory';
-import { devicesEnv, vendorName, type AcceleratorVendorName, type DeviceAllocation } from '@gpufleet/process-runtime';
+import { devicesEnv, vendorName, type AcceleratorVendorName, type DeviceAllocation } from '@gpufleet/process-spec';
 import type { Accelerator, NodeInventory, PodPlacement } from '@gpufleet/contracts';
 import { PodPlanError } from './errors';
 

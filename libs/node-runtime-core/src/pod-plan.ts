@@ -9,7 +9,7 @@ import {
   type EngineSimEntry,
   type EngineSpec,
 } from '@gpufleet/engine-presets';
-import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSpec } from '@gpufleet/process-runtime';
+import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSpec } from '@gpufleet/process-spec';
 import type { DesiredPod } from './desired-pods';
 import type { EngineMode } from './engine-mode';
 import { PodPlanError } from './errors';

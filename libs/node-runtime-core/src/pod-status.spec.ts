@@ -1,4 +1,4 @@
-import type { ProcessStatus } from '@gpufleet/process-runtime';
+import type { ProcessStatus } from '@gpufleet/process-spec';
 import { desiredPods } from './desired-pods';
 import { planPod, type PlanContext } from './pod-plan';
 import { podRuntimeStatus, type PodStatusInput } from './pod-status';

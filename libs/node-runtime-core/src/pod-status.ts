@@ -1,5 +1,5 @@
 import type { PodRuntimeStatus } from '@gpufleet/contracts';
-import type { ProcessState, ProcessStatus } from '@gpufleet/process-runtime';
+import type { ProcessState, ProcessStatus } from '@gpufleet/process-spec';
 import type { PodPlan } from './pod-plan';
 
 /** The pod's state is its least healthy process's: an instance is Ready only when its sshd and command are. */

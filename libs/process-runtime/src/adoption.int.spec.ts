@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { waitFor } from '@gpufleet/process-kit';
+import type { ProcessSpec } from '@gpufleet/process-spec';
 import { isSameProcessAlive, readCmdline } from './proc';
-import type { ProcessSpec } from './process-spec';
 import { ProcessTable } from './process-table';
 import { StateFile } from './state-file';
 

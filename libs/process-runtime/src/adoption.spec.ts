@@ -1,9 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
+import { specHash, type ProcessSpec } from '@gpufleet/process-spec';
 import { planAdoption } from './adoption';
 import { parseProcStat } from './proc';
-import { specHash, type ProcessSpec } from './process-spec';
 import { StateFile, type StateEntry } from './state-file';
 
 const engine: ProcessSpec = { id: 'llama/0', command: '/opt/vllm/bin/vllm', args: ['serve', '/models/llama'], env: { CUDA_VISIBLE_DEVICES: '0' } };

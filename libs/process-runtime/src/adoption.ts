@@ -1,6 +1,6 @@
+import { DEFAULT_STOP_GRACE_MS, specHash, type ProcessSpec } from '@gpufleet/process-spec';
 import { LocalProcessHost, type ProcessHost } from './process-host';
 import { isSameProcessAlive, readBootId } from './proc';
-import { DEFAULT_STOP_GRACE_MS, specHash, type ProcessSpec } from './process-spec';
 import type { StateEntry, StateFile, StateFileContent } from './state-file';
 import { SupervisedProcess, type SupervisorOptions } from './supervised-process';
 

@@ -1,9 +1,7 @@
 import * as http from 'http';
 import * as https from 'https';
 import { connect } from 'net';
-
-/** How the runtime asks a process whether it is ready: an HTTP GET or a TCP connect. */
-export type HealthProbe = { kind: 'http'; url: string } | { kind: 'tcp'; port: number; host?: string };
+import type { HealthProbe } from '@gpufleet/process-spec';
 
 export interface ProbeResult {
   healthy: boolean;

@@ -1,19 +1,14 @@
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, renameSync, statSync, truncateSync, unlinkSync } from 'fs';
 import { dirname } from 'path';
+import type { LogRotation } from '@gpufleet/process-spec';
 
-/**
+/*
  * A supervised process writes its stdout and stderr straight into its log file (opened for
  * append), not through a pipe to the runtime: a pipe would break (SIGPIPE) the moment the runtime
  * restarts, and the point of adoption is that processes outlive it. So rotation copies the file
  * to `<file>.1` and truncates it in place ("copytruncate"); the writer's O_APPEND offset follows.
  * Lines written between the copy and the truncation are lost: a bounded, documented gap.
  */
-export interface LogRotation {
-  /** Rotate once the file is larger than this. Default 10 MiB. */
-  maxBytes?: number;
-  /** Rotated files kept: `<file>.1` (newest) … `<file>.<keep>`. Default 3. */
-  keep?: number;
-}
 
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_LOG_KEEP = 3;

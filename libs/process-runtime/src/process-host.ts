@@ -1,18 +1,8 @@
 import { spawn } from 'child_process';
 import { existsSync, readdirSync } from 'fs';
+import type { ExitInfo, ProcessSpec } from '@gpufleet/process-spec';
 import { closeQuietly, openLogForAppend } from './log-file';
 import { isSameProcessAlive, readProcStat, signalGroup, signalReaches } from './proc';
-import type { ProcessSpec } from './process-spec';
-
-/** How a process ended. An adopted process is not our child: its exit status is unknown. */
-export interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** It never ran: "spawn /opt/vllm ENOENT". */
-  error?: string;
-  /** Not our child: it vanished and nobody told us why. */
-  statusUnknown?: boolean;
-}
 
 /** A process the host started or attached to. */
 export interface HostProcess {

@@ -1,9 +1,8 @@
+import { ProcessRuntimeError, specHash, type ProcessSpec, type ProcessStatus } from '@gpufleet/process-spec';
 import { adopt, type AdoptionResult, type AdoptOptions } from './adoption';
-import { ProcessRuntimeError } from './errors';
 import { readCmdline } from './proc';
-import { specHash, type ProcessSpec } from './process-spec';
 import type { StateFile } from './state-file';
-import { SupervisedProcess, type ProcessListener, type ProcessStatus } from './supervised-process';
+import { SupervisedProcess, type ProcessListener } from './supervised-process';
 
 /**
  * The processes one node runtime supervises, kept in step with its state file: every start

@@ -3,9 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs
 import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
 import { freePort, isPortOpen, requireBinary } from '@gpufleet/process-kit';
-import { devicesEnv } from './devices-env';
+import { devicesEnv, specHash } from '@gpufleet/process-spec';
 import { isSameProcessAlive } from './proc';
-import { specHash } from './process-spec';
 import { ProcessTable } from './process-table';
 import { requireSshd, SshdInstance } from './sshd-instance';
 import { StateFile } from './state-file';

@@ -3,9 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, write
 import { userInfo } from 'os';
 import { dirname, isAbsolute, join, resolve } from 'path';
 import { freePort, requireBinary } from '@gpufleet/process-kit';
-import { ProcessRuntimeError } from './errors';
-import type { BackoffPolicy, ProcessSpec, RestartPolicy } from './process-spec';
-import { SupervisedProcess, type ProcessStatus, type SupervisorOptions } from './supervised-process';
+import { ProcessRuntimeError, type BackoffPolicy, type ProcessSpec, type ProcessStatus, type RestartPolicy } from '@gpufleet/process-spec';
+import { SupervisedProcess, type SupervisorOptions } from './supervised-process';
 
 /**
  * A GPU instance's SSH access: a real OpenSSH `sshd` of its own, in a directory of its own, with

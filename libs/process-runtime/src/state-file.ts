@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'fs';
 import { basename, dirname, join } from 'path';
-import { ProcessRuntimeError } from './errors';
+import { ProcessRuntimeError } from '@gpufleet/process-spec';
 import { readBootId } from './proc';
 
 /** One process the runtime started, as recorded for the runtime that comes after it. */

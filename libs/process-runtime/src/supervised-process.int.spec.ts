@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { freePort, waitFor } from '@gpufleet/process-kit';
+import type { ProcessSpec } from '@gpufleet/process-spec';
 import { LocalProcessHost } from './process-host';
 import { isSameProcessAlive, signalReaches } from './proc';
-import type { ProcessSpec } from './process-spec';
 import { SupervisedProcess, type ProcessEvent } from './supervised-process';
 
 // Real child processes: sh and node, started, crashed, signalled and probed for real.

@@ -1,7 +1,7 @@
+import { backoffDelay, type ProcessSpec } from '@gpufleet/process-spec';
 import { FakeHost } from './__fixtures__/fake-host';
 import { ManualClock } from './clock';
 import type { ProbeResult } from './health-probe';
-import { backoffDelay, type ProcessSpec } from './process-spec';
 import { SupervisedProcess, type ProcessEvent, type SupervisorOptions } from './supervised-process';
 
 function setup(spec: Partial<ProcessSpec> = {}, options: SupervisorOptions = {}) {

@@ -1,9 +1,3 @@
-import { systemClock, type Clock, type TimerHandle } from './clock';
-import { DEVICE_VISIBILITY_VARS } from './devices-env';
-import { ProcessRuntimeError } from './errors';
-import { describeProbe, probeHealth, type ProbeFn } from './health-probe';
-import { appendLogLine, rotateLogIfNeeded } from './log-file';
-import { LocalProcessHost, type ExitInfo, type HostProcess, type ProcessHost } from './process-host';
 import {
   backoffDelay,
   checkProcessSpec,
@@ -11,52 +5,20 @@ import {
   DEFAULT_BACKOFF_CAP_MS,
   DEFAULT_BACKOFF_RESET_MS,
   DEFAULT_STOP_GRACE_MS,
+  DEVICE_VISIBILITY_VARS,
+  ProcessRuntimeError,
+  type ExitInfo,
+  type LastExit,
   type ProcessSpec,
-} from './process-spec';
-
-/**
- * - `Starting`: being spawned.
- * - `Running`: alive, not (yet) passing its health probe.
- * - `Ready`: alive and passing its probe (or alive, when it has none).
- * - `Backoff`: exited; waits out the backoff delay before the next start.
- * - `Stopping`: SIGTERM sent to its process group; SIGKILL follows after the grace period.
- * - `Stopped`: stopped on request, or exited with code 0 where the policy does not restart.
- * - `Failed`: exited unsuccessfully where the policy does not restart.
- */
-export type ProcessState = 'Starting' | 'Running' | 'Ready' | 'Backoff' | 'Stopping' | 'Stopped' | 'Failed';
+  type ProcessState,
+  type ProcessStatus,
+} from '@gpufleet/process-spec';
+import { systemClock, type Clock, type TimerHandle } from './clock';
+import { describeProbe, probeHealth, type ProbeFn } from './health-probe';
+import { appendLogLine, rotateLogIfNeeded } from './log-file';
+import { LocalProcessHost, type HostProcess, type ProcessHost } from './process-host';
 
 const ACTIVE: readonly ProcessState[] = ['Starting', 'Running', 'Ready', 'Backoff', 'Stopping'];
-
-export interface LastExit extends ExitInfo {
-  pid?: number;
-  /** ms since the epoch */
-  at: number;
-  /** How long it ran, ms. */
-  ranMs: number;
-  /** e.g. "exited with code 1", "killed by SIGKILL", "could not start: spawn /x ENOENT". */
-  reason: string;
-}
-
-export interface ProcessStatus {
-  id: string;
-  state: ProcessState;
-  pid?: number;
-  /** `/proc/<pid>/stat` start time (clock ticks since boot). */
-  startTime?: number;
-  /** When this runtime started (or adopted) it, ms since the epoch. */
-  startedAt?: number;
-  /** Starts after the first. */
-  restarts: number;
-  /** Failures in a row, which set the backoff delay. */
-  consecutiveFailures: number;
-  lastExit?: LastExit;
-  /** While in Backoff, ms since the epoch. */
-  nextRestartAt?: number;
-  /** Started by an earlier runtime and re-adopted; exit codes of such a process are unknown. */
-  adopted: boolean;
-  /** Outcome of the last probes; undefined before the first or without a probe. */
-  healthy?: boolean;
-}
 
 /** Events in the order they happen; `exited` comes before the state change that follows an exit. */
 export type ProcessEvent =

@@ -1,2 +1,3 @@
 export * from '@gpufleet/process-kit';
+export * from './node-inventory';
 export * from './servers';

@@ -1,5 +1,5 @@
-import type { ExitInfo, HostProcess, ProcessHost } from '../process-host';
-import type { ProcessSpec } from '../process-spec';
+import type { ExitInfo, ProcessSpec } from '@gpufleet/process-spec';
+import type { HostProcess, ProcessHost } from '../process-host';
 
 /** A process that exists only in a test: it exits when told to, or when signalled. */
 export class FakeProcess implements HostProcess {

@@ -1,8 +1,17 @@
 import { createHash } from 'crypto';
 import { isAbsolute } from 'path';
 import { ProcessRuntimeError } from './errors';
-import type { HealthProbe } from './health-probe';
-import type { LogRotation } from './log-file';
+
+/** How the runtime asks a process whether it is ready: an HTTP GET or a TCP connect. */
+export type HealthProbe = { kind: 'http'; url: string } | { kind: 'tcp'; port: number; host?: string };
+
+/** When the runtime rotates a process's log file (copy to `<file>.1`, truncate in place). */
+export interface LogRotation {
+  /** Rotate once the file is larger than this. Default 10 MiB. */
+  maxBytes?: number;
+  /** Rotated files kept: `<file>.1` (newest) … `<file>.<keep>`. Default 3. */
+  keep?: number;
+}
 
 /** When a process that exited is started again. `on-failure`: unless it exited with code 0. */
 export type RestartPolicy = 'always' | 'on-failure' | 'never';

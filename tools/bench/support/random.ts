@@ -1,0 +1,13 @@
+// Shared by the benchmarks that generate their inputs.
+
+/** Small seeded PRNG (mulberry32): every run measures the same inputs. Values in [0, 1). */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
