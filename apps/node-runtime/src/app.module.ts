@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
-import { createLogger, createMetricsRegistry, ObservabilityModule } from '@gpufleet/observability';
+import { createLogger, createMetricsRegistry, LOGGER, ObservabilityModule, type Logger } from '@gpufleet/observability';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from './config';
 import { PodsModule } from './pods/pods.module';
@@ -45,7 +45,11 @@ export class AppModule {
         { provide: NODE_RUNTIME_CONFIG, useValue: config },
         { provide: RUNTIME_METRICS, useValue: metrics },
         // Health and reflection only: the runtime's API is its pods-bucket records and HTTP.
-        { provide: GrpcLifecycle, useFactory: () => new GrpcLifecycle(grpcServerOptions(config, { services: [], protoFiles: ['gpufleet/v1/runtime.proto'] })) },
+        {
+          provide: GrpcLifecycle,
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => new GrpcLifecycle(grpcServerOptions(config, { services: [], protoFiles: ['gpufleet/v1/runtime.proto'] }), logger),
+        },
       ],
       exports: [NODE_RUNTIME_CONFIG, RUNTIME_METRICS],
     };

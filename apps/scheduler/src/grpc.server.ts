@@ -1,5 +1,6 @@
 import { Provider } from '@nestjs/common';
 import { CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
+import { LOGGER, type Logger } from '@gpufleet/observability';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { CapacityGrpc } from './capacity/capacity.grpc';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
@@ -11,8 +12,8 @@ import { InstancesGrpc } from './scheduling/instances.grpc';
 /** The scheduler's gRPC endpoint: CapacityService, SchedulingService, QueueService, health, reflection. */
 export const schedulerGrpcServer: Provider = {
   provide: GrpcLifecycle,
-  inject: [SCHEDULER_CONFIG, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
-  useFactory: (config: SchedulerConfig, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc, deployments: DeploymentsGrpc, instances: InstancesGrpc) =>
+  inject: [SCHEDULER_CONFIG, LOGGER, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
+  useFactory: (config: SchedulerConfig, logger: Logger, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc, deployments: DeploymentsGrpc, instances: InstancesGrpc) =>
     new GrpcLifecycle(
       grpcServerOptions(config, {
         services: [
@@ -24,5 +25,6 @@ export const schedulerGrpcServer: Provider = {
         ],
         protoFiles: ['gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto'],
       }),
+      logger,
     ),
 };

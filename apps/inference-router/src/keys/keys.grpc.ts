@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type Redis from 'ioredis';
-import type { ApiKeyRecord, KeyServiceServer } from '@gpufleet/contracts';
+import type { KeyServiceServer } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, requireAdmin, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { API_KEY_ID_LENGTH } from '@gpufleet/routing-core';
@@ -12,7 +12,6 @@ import { newKeyRecord, publicKey } from './key-records';
 import { usageQuery, UsageReport } from './usage-report';
 
 const KEY_ID = new RegExp(`^[a-z0-9]{${API_KEY_ID_LENGTH}}$`);
-const CAS_ATTEMPTS = 8;
 
 function checkId(id: string): void {
   if (!KEY_ID.test(id)) throw invalidArgument('id', `a key id of ${API_KEY_ID_LENGTH} lower-case letters and digits (the part after gpufleet_)`, id);
@@ -66,21 +65,20 @@ export class KeysGrpc {
       requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
       checkId(request.id);
       const store = this.runtime.apiKeys;
-      for (let attempt = 0; ; attempt++) {
-        const current = await store.get(request.id);
-        if (!current) throw notFound('API key', request.id, 'list them with ListKeys');
-        const key = publicKey(current.value);
-        if (key.revoked) return { key };
-        const next: ApiKeyRecord = { ...current.value, key: { ...key, revoked: true, revokedAt: new Date() } };
-        try {
-          const revision = await store.update(request.id, next, current.revision);
-          this.runtime.keys.apply({ kind: 'put', key: request.id, value: next, revision });
-          return { key: publicKey(next) };
-        } catch (err) {
-          if (!(err instanceof RevisionConflictError)) throw err;
-          if (attempt >= CAS_ATTEMPTS) throw new GrpcError(GrpcStatus.ABORTED, 'ABORTED', `API key ${request.id} kept changing while being revoked; retry`);
-        }
-      }
+      const written = await store
+        .modify(request.id, (current) => {
+          if (!current) throw notFound('API key', request.id, 'list them with ListKeys');
+          const key = publicKey(current.value);
+          return key.revoked ? undefined : { ...current.value, key: { ...key, revoked: true, revokedAt: new Date() } };
+        })
+        .catch((err: unknown) => {
+          if (err instanceof RevisionConflictError) throw new GrpcError(GrpcStatus.ABORTED, 'ABORTED', `API key ${request.id} kept changing while being revoked; retry`);
+          throw err;
+        });
+      if (!written) throw notFound('API key', request.id, 'list them with ListKeys');
+      // This replica stops accepting the key at once; the others within the watch's latency.
+      this.runtime.keys.apply({ kind: 'put', key: request.id, value: written.value, revision: written.revision });
+      return { key: publicKey(written.value) };
     }),
 
     getUsage: unary(async (request, call) => {
