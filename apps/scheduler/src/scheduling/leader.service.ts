@@ -6,6 +6,7 @@ import { KvStore, LeaderLease, NATS_CONNECTION } from '@gpufleet/messaging';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { AdmissionService } from './admission.service';
+import { DefaultQueues } from './default-queues.service';
 import { OwnerControllers } from './owner-controllers.service';
 
 /**
@@ -25,6 +26,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
     private readonly admission: AdmissionService,
     private readonly capacity: CapacityStateService,
     private readonly owners: OwnerControllers,
+    private readonly defaultQueues: DefaultQueues,
   ) {}
 
   get isLeader(): boolean {
@@ -43,10 +45,12 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
         this.capacity.resyncAsLeader();
         await this.admission.lead(term);
         this.owners.lead();
+        this.defaultQueues.lead();
       },
       onLost: (why) => {
         this.logger.warn(`no longer the leader: ${why}`);
         this.owners.stepDown();
+        this.defaultQueues.stepDown();
         this.admission.stepDown();
       },
       onError: (err) => this.logger.warn(`lease: ${(err as Error).message}`),
@@ -56,6 +60,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
 
   async onApplicationShutdown(): Promise<void> {
     this.owners.stepDown();
+    this.defaultQueues.stepDown();
     this.admission.stepDown();
     // Released on a clean stop, so a standby takes over at once rather than after expiry.
     await this.lease?.stop(true);

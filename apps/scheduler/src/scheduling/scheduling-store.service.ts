@@ -14,7 +14,7 @@ export interface Cached<T> {
 type Listener<T> = (key: string, change: KvChange<T>) => void;
 
 /** A watched bucket mirrored in memory, with listeners for changes. */
-class Mirror<T> {
+export class Mirror<T> {
   readonly entries = new Map<string, Cached<T>>();
   private readonly listeners = new Set<Listener<T>>();
   handle?: KvWatchHandle;
