@@ -64,6 +64,18 @@ describe('KvMirror and KvStore.modify on a real nats-server', () => {
     mirror.stop();
   });
 
+  it('waitFor resolves once the key arrives, or false after its timeout', async () => {
+    const store = await open();
+    const mirror = new KvMirror(store, { logger });
+    await mirror.start();
+    const arriving = mirror.waitFor('soon', 5_000);
+    await store.put('soon', lease('s'));
+    expect(await arriving).toBe(true);
+    expect(await mirror.waitFor('soon', 10)).toBe(true);
+    expect(await mirror.waitFor('never', 50)).toBe(false);
+    mirror.stop();
+  });
+
   it('a failing listener does not keep the others or the mirror from the change', async () => {
     const store = await open();
     const mirror = new KvMirror(store, { logger });

@@ -85,6 +85,23 @@ export class KvMirror<T> {
     this.synced = true;
   }
 
+  /**
+   * Resolves true once the mirror holds `key` (e.g. after this replica wrote it and wants its
+   * reads to see it), or false after `timeoutMs`.
+   */
+  waitFor(key: string, timeoutMs: number): Promise<boolean> {
+    if (this.map.has(key)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (found: boolean): void => {
+        clearTimeout(timer);
+        off();
+        resolve(found);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      const off = this.listen((k, change) => k === key && change.kind === 'put' && done(true));
+    });
+  }
+
   /** Registers a listener; returns the function that removes it. */
   listen(listener: MirrorListener<T>): () => void {
     this.listeners.add(listener);

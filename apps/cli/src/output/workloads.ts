@@ -49,6 +49,11 @@ export const workloadColumns: Column<Workload>[] = [
   { header: 'AGE', value: (w) => age(w.status?.submittedAt) },
 ];
 
+/** "gpufleet" for the default queues the scheduler keeps, "-" for an administrator's own. */
+function managedBy(q: { managedBy?: string | undefined }): string {
+  return q.managedBy || '-';
+}
+
 export const clusterQueueColumns: Column<ClusterQueue>[] = [
   { header: 'NAME', value: (q) => q.name },
   { header: 'POOL', value: (q) => q.pool },
@@ -59,10 +64,12 @@ export const clusterQueueColumns: Column<ClusterQueue>[] = [
   { header: 'BORROWED', value: (q) => String(q.usage?.borrowedCredits ?? 0), wideOnly: true },
   { header: 'ADMITTED', value: (q) => String(q.usage?.admittedWorkloads ?? 0) },
   { header: 'PENDING', value: (q) => String(q.usage?.pendingWorkloads ?? 0) },
+  { header: 'MANAGED-BY', value: managedBy, wideOnly: true },
 ];
 
 export const localQueueColumns: Column<LocalQueue>[] = [
   { header: 'NAMESPACE', value: (q) => q.namespace },
   { header: 'NAME', value: (q) => q.name },
   { header: 'CLUSTERQUEUE', value: (q) => q.clusterQueue },
+  { header: 'MANAGED-BY', value: managedBy, wideOnly: true },
 ];

@@ -20,9 +20,10 @@ export class DeploymentsGrpc {
     return this.ctx.store.deployments;
   }
 
-  private validated(raw: ModelDeploymentSpec | undefined): ModelDeploymentSpec {
+  private async validated(raw: ModelDeploymentSpec | undefined): Promise<ModelDeploymentSpec> {
     if (!raw) throw invalidArgument('spec', 'a ModelDeploymentSpec');
     const spec = normalizeDeploymentSpec(raw);
+    await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateDeploymentSpec(spec, this.ctx);
     if (problems.length === 0) {
       spec.roles.forEach((role, i) => {
@@ -49,7 +50,7 @@ export class DeploymentsGrpc {
   readonly implementation: DeploymentServiceServer = {
     createDeployment: unary(async (req) => {
       this.ctx.requireReady();
-      const spec = this.validated(req.spec);
+      const spec = await this.validated(req.spec);
       const desiredReplicas = spec.roles.reduce((n, r) => n + r.replicas, 0);
       const status = ModelDeploymentStatus.fromPartial({ phase: DeploymentPhase.DEPLOYMENT_PHASE_STARTING, desiredReplicas });
       const deployment: ModelDeployment = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
@@ -81,7 +82,7 @@ export class DeploymentsGrpc {
 
     updateDeployment: unary(async (req) => {
       this.ctx.requireReady();
-      const spec = this.validated(req.spec);
+      const spec = await this.validated(req.spec);
       // An unchanged spec (a manifest applied again) is not a new generation.
       const same = (d: ModelDeployment) => JSON.stringify(ModelDeploymentSpec.toJSON(d.spec!)) === JSON.stringify(ModelDeploymentSpec.toJSON(spec));
       const deployment = await this.modify(spec.namespace, spec.name, (d) => (same(d) ? d : { ...d, spec, generation: d.generation + 1 }));

@@ -19,9 +19,10 @@ export class InstancesGrpc {
     return this.ctx.store.instances;
   }
 
-  private validated(raw: GPUInstanceSpec | undefined): GPUInstanceSpec {
+  private async validated(raw: GPUInstanceSpec | undefined): Promise<GPUInstanceSpec> {
     if (!raw) throw invalidArgument('spec', 'a GPUInstanceSpec');
     const spec = normalizeInstanceSpec(raw);
+    await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateInstanceSpec(spec, this.ctx);
     const resources = problems.length === 0 ? instanceResources(spec, this.ctx) : undefined;
     if (resources) problems.push(...this.ctx.workloadProblems(instanceWorkloadSpec(spec, resources, 'check'), 'resources').filter((p) => p.field !== 'name'));
@@ -44,7 +45,7 @@ export class InstancesGrpc {
   readonly implementation: InstanceServiceServer = {
     createInstance: unary(async (req) => {
       this.ctx.requireReady();
-      const spec = this.validated(req.spec);
+      const spec = await this.validated(req.spec);
       const status = GPUInstanceStatus.fromPartial({ phase: spec.stop ? InstancePhase.INSTANCE_PHASE_STOPPED : InstancePhase.INSTANCE_PHASE_PENDING, message: spec.stop ? 'created stopped' : 'being created' });
       const instance: GPUInstance = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
       try {

@@ -10,6 +10,7 @@ import { DeploymentController } from '../controllers/deployment.controller';
 import { InstanceController } from '../controllers/instance.controller';
 import { Leadership } from '../leadership/leadership';
 import { AdmissionService } from './admission.service';
+import { DefaultQueues } from './default-queues.service';
 
 /**
  * Scheduler replicas elect one leader through the "scheduler" key of the leases bucket. This
@@ -32,6 +33,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
     private readonly capacity: CapacityStateService,
     private readonly deployments: DeploymentController,
     private readonly instances: InstanceController,
+    private readonly defaultQueues: DefaultQueues,
     @Inject(LOGGER) logger: Logger,
   ) {
     this.logger = logger.child({ context: 'leader' });
@@ -50,6 +52,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
         await this.admission.lead(term);
         this.deployments.lead();
         this.instances.lead();
+        this.defaultQueues.lead();
       },
       onLost: (why) => {
         this.logger.warn(`no longer the leader: ${why}`);
@@ -64,6 +67,7 @@ export class LeaderService implements OnApplicationBootstrap, OnApplicationShutd
     this.leadership.lost();
     void this.deployments.stepDown();
     void this.instances.stepDown();
+    this.defaultQueues.stepDown();
     this.admission.stepDown();
   }
 

@@ -92,7 +92,7 @@ export class QueuesGrpc {
     }),
     putLocalQueue: this.guard(async (req) => {
       if (!req.localQueue) throw invalidArgument('localQueue', 'a LocalQueue');
-      const lq = req.localQueue;
+      const lq = { ...req.localQueue, managedBy: undefined }; // written through the API: the writer's own
       rejectProblems(validateLocalQueue(lq, (name) => this.store.clusterQueues.entries.has(name)));
       const key = workloadKey(lq.namespace, lq.name);
       const existing = this.store.localQueues.entries.get(key)?.value;

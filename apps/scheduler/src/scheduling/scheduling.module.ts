@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CapacityModule } from '../capacity/capacity.module';
 import { AdmissionService } from './admission.service';
+import { DefaultQueues } from './default-queues.service';
 import { LeaderService } from './leader.service';
 import { QueuesGrpc } from './queues.grpc';
 import { SchedulingGrpc } from './scheduling.grpc';
@@ -15,7 +16,7 @@ import { WorkloadSubmitter } from './workload-submitter';
 
 @Module({
   imports: [CapacityModule],
-  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllerKit, DeploymentController, InstanceController],
+  providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllerKit, DeploymentController, InstanceController, DefaultQueues],
   exports: [SchedulingStore, LeaderService, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
 })
 export class SchedulingModule {}

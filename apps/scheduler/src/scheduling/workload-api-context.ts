@@ -4,7 +4,7 @@ import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, unavailable } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
-import { describeProblems, isDns1123Label, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { describeProblems, isDns1123Label, missingLocalQueueExpectation, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
@@ -30,7 +30,7 @@ export class WorkloadApiContext implements DeploymentValidationContext {
 
   resolveLocalQueue(namespace: string, localQueue: string): { ok: true; pool: string } | { ok: false; expected: string } {
     const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
-    if (!lq) return { ok: false, expected: `a LocalQueue of namespace "${namespace}" (see \`gpufleet get localqueues\`)` };
+    if (!lq) return { ok: false, expected: missingLocalQueueExpectation(namespace) };
     const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
     if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)` };
     return { ok: true, pool: cq.pool };

@@ -3,8 +3,9 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Workload, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { describeProblems, emptyStatus, poolShapeFromCapacity, validateWorkloadSpec, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { describeProblems, emptyStatus, missingLocalQueueExpectation, poolShapeFromCapacity, validateWorkloadSpec, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
+import { DefaultQueues } from './default-queues.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
 
@@ -18,6 +19,7 @@ export class WorkloadSubmitter {
   constructor(
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
+    readonly defaultQueues: DefaultQueues,
   ) {}
 
   /** Every problem with the spec (empty when it could be admitted some day). */
@@ -26,7 +28,7 @@ export class WorkloadSubmitter {
     return validateWorkloadSpec(spec, {
       resolveLocalQueue: (namespace, localQueue) => {
         const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
-        if (!lq) return { ok: false, expected: `a LocalQueue of namespace "${namespace}" (create one with QueueService.PutLocalQueue)`, got: localQueue };
+        if (!lq) return { ok: false, expected: missingLocalQueueExpectation(namespace), got: JSON.stringify(localQueue) };
         const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
         if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)`, got: localQueue };
         const pool = poolShapeFromCapacity(model, cq.pool);
@@ -38,6 +40,7 @@ export class WorkloadSubmitter {
 
   /** Validates and records the workload as Pending; the leader admits it. */
   async submit(spec: WorkloadSpec): Promise<Workload> {
+    await this.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = this.problems(spec);
     if (problems.length > 0) {
       throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);

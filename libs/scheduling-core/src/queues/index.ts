@@ -1,4 +1,5 @@
 export * from './credits';
+export * from './default-queues';
 export * from './errors';
 export * from './queue-manager';
 export * from './queue-objects';

@@ -389,7 +389,14 @@ export interface ClusterQueue {
   /** Placement of slices and shared tokens: "binpack" (default) or "spread". */
   packing: string;
   /** Live usage (read-only). */
-  usage: ClusterQueueUsage | undefined;
+  usage:
+    | ClusterQueueUsage
+    | undefined;
+  /**
+   * "gpufleet" for a pool's default queue, which the scheduler creates, sizes and removes;
+   * empty for an administrator's own. Writing a queue through the API makes it one's own.
+   */
+  managedBy?: string | undefined;
 }
 
 export interface ClusterQueueUsage {
@@ -403,6 +410,11 @@ export interface LocalQueue {
   namespace: string;
   name: string;
   clusterQueue: string;
+  /**
+   * "gpufleet" for a namespace's "default" LocalQueue created on first use, which the
+   * scheduler repoints while idle; empty for one written through the API.
+   */
+  managedBy?: string | undefined;
 }
 
 export interface Cohort {
@@ -2392,6 +2404,7 @@ function createBaseClusterQueue(): ClusterQueue {
     reclaimWithinCohort: PreemptionPolicy.PREEMPTION_POLICY_UNSPECIFIED,
     packing: "",
     usage: undefined,
+    managedBy: undefined,
   };
 }
 
@@ -2432,6 +2445,9 @@ export const ClusterQueue: MessageFns<ClusterQueue> = {
     }
     if (message.usage !== undefined) {
       ClusterQueueUsage.encode(message.usage, writer.uint32(98).fork()).join();
+    }
+    if (message.managedBy !== undefined) {
+      writer.uint32(106).string(message.managedBy);
     }
     return writer;
   },
@@ -2545,6 +2561,14 @@ export const ClusterQueue: MessageFns<ClusterQueue> = {
             message.usage = ClusterQueueUsage.decode(reader, reader.uint32());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.managedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2599,6 +2623,11 @@ export const ClusterQueue: MessageFns<ClusterQueue> = {
         : PreemptionPolicy.PREEMPTION_POLICY_UNSPECIFIED,
       packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
       usage: isSet(object.usage) ? ClusterQueueUsage.fromJSON(object.usage) : undefined,
+      managedBy: isSet(object.managedBy)
+        ? globalThis.String(object.managedBy)
+        : isSet(object.managed_by)
+        ? globalThis.String(object.managed_by)
+        : undefined,
     };
   },
 
@@ -2640,6 +2669,9 @@ export const ClusterQueue: MessageFns<ClusterQueue> = {
     if (message.usage !== undefined) {
       obj.usage = ClusterQueueUsage.toJSON(message.usage);
     }
+    if (message.managedBy !== undefined) {
+      obj.managedBy = message.managedBy;
+    }
     return obj;
   },
 
@@ -2662,6 +2694,7 @@ export const ClusterQueue: MessageFns<ClusterQueue> = {
     message.usage = (object.usage !== undefined && object.usage !== null)
       ? ClusterQueueUsage.fromPartial(object.usage)
       : undefined;
+    message.managedBy = object.managedBy ?? undefined;
     return message;
   },
 };
@@ -2800,7 +2833,7 @@ export const ClusterQueueUsage: MessageFns<ClusterQueueUsage> = {
 };
 
 function createBaseLocalQueue(): LocalQueue {
-  return { namespace: "", name: "", clusterQueue: "" };
+  return { namespace: "", name: "", clusterQueue: "", managedBy: undefined };
 }
 
 export const LocalQueue: MessageFns<LocalQueue> = {
@@ -2813,6 +2846,9 @@ export const LocalQueue: MessageFns<LocalQueue> = {
     }
     if (message.clusterQueue !== "") {
       writer.uint32(26).string(message.clusterQueue);
+    }
+    if (message.managedBy !== undefined) {
+      writer.uint32(34).string(message.managedBy);
     }
     return writer;
   },
@@ -2854,6 +2890,14 @@ export const LocalQueue: MessageFns<LocalQueue> = {
             message.clusterQueue = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.managedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2875,6 +2919,11 @@ export const LocalQueue: MessageFns<LocalQueue> = {
         : isSet(object.cluster_queue)
         ? globalThis.String(object.cluster_queue)
         : "",
+      managedBy: isSet(object.managedBy)
+        ? globalThis.String(object.managedBy)
+        : isSet(object.managed_by)
+        ? globalThis.String(object.managed_by)
+        : undefined,
     };
   },
 
@@ -2889,6 +2938,9 @@ export const LocalQueue: MessageFns<LocalQueue> = {
     if (message.clusterQueue !== "") {
       obj.clusterQueue = message.clusterQueue;
     }
+    if (message.managedBy !== undefined) {
+      obj.managedBy = message.managedBy;
+    }
     return obj;
   },
 
@@ -2900,6 +2952,7 @@ export const LocalQueue: MessageFns<LocalQueue> = {
     message.namespace = object.namespace ?? "";
     message.name = object.name ?? "";
     message.clusterQueue = object.clusterQueue ?? "";
+    message.managedBy = object.managedBy ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,53 @@
+import { execFileSync } from 'child_process';
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { DEV_FLEET } from './support/services';
+import { UpProcess, gpufleet } from './support/cli';
+
+/**
+ * The newcomer path: a fresh `gpufleet up` on the dev fleet, then `deploy` and `create
+ * instance` with no queue set up. The default ClusterQueue of every pool and the namespace's
+ * LocalQueue "default" (created on first use) carry them.
+ */
+const home = mkdtempSync(join(tmpdir(), 'gpufleet-newcomer-'));
+const at = ['--home', home];
+const GPU_POOLS = ['a100-sxm4-80gb-x86-64', 'h100-80gb-hbm3-x86-64', 'l40s-x86-64'];
+
+describe('newcomer path on a fresh `gpufleet up`', () => {
+  const up = new UpProcess([...at, '--fleet', DEV_FLEET, '--scheduler-port', '0', '--scheduler-http-port', '0', '--heartbeat-interval', '1']);
+
+  afterAll(async () => {
+    await up.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('deploys a model and creates an instance with no queue set up, then lists the default queues', async () => {
+    await up.waitUp();
+
+    const deployed = await gpufleet(['deploy', 'Qwen/Qwen3-8B', '--wait', ...at]);
+    expect(deployed.stderr).toBe('');
+    expect(deployed.code).toBe(0);
+    expect(deployed.stdout).toMatch(/deployment\/default\/qwen3-8b is Ready/);
+
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(home, 'key')]);
+    const created = await gpufleet(['create', 'instance', 'dev', '--accelerators', '1', '--ssh-key', join(home, 'key.pub'), '--wait', ...at]);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/instance\/default\/dev is Running on h100-/);
+
+    const queues = await gpufleet(['get', 'queues', '-o', 'wide', ...at]);
+    const rows = queues.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/\sMANAGED-BY$/);
+    for (const pool of GPU_POOLS) expect(rows).toContainEqual(expect.stringMatching(new RegExp(`^default-${pool}\\s+${pool}\\s.*\\sgpufleet$`)));
+    // The deployment's replica and the instance: 2 of the 16 H100s, quota = the pool's 16.
+    expect(rows.find((r) => r.startsWith('default-h100-'))).toMatch(/\s25600000\s+3200000\s+0\s+2\s+0\s+gpufleet$/);
+
+    const local = await gpufleet(['get', 'localqueues', '-o', 'wide', ...at]);
+    expect(local.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(/^default\s+default\s+default-h100-80gb-hbm3-x86-64\s+gpufleet$/)]);
+
+    const other = await gpufleet(['deploy', 'Qwen/Qwen3-8B', '--name', 'other', '--queue', 'research', ...at]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/localQueue: expected a LocalQueue of namespace "default" \(create it with `gpufleet submit -f`.*or leave the queue unset to use "default".*\), got "research"/);
+  });
+});
