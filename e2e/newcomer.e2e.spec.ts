@@ -43,6 +43,15 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
     // The deployment's replica and the instance: 2 of the 16 H100s, quota = the pool's 16.
     expect(rows.find((r) => r.startsWith('default-h100-'))).toMatch(/\s25600000\s+3200000\s+0\s+2\s+0\s+gpufleet$/);
 
+    // The same "default" LocalQueue admits into every pool: an InstanceType of the L40S pool
+    // goes through that pool's default ClusterQueue.
+    const l40s = await gpufleet(['create', 'instance', 'on-l40s', '--instance-type', 'l40s-x86-64.1x', '--ssh-key', join(home, 'key.pub'), '--wait', ...at]);
+    expect(l40s.stderr).toBe('');
+    expect(l40s.code).toBe(0);
+    expect(l40s.stdout).toMatch(/instance\/default\/on-l40s is Running on l40s-/);
+    const after = (await gpufleet(['get', 'queues', '-o', 'wide', ...at])).stdout.trim().split('\n');
+    expect(after.find((r) => r.startsWith('default-l40s-'))).toMatch(/\s6400000\s+1600000\s+0\s+1\s+0\s+gpufleet$/);
+
     const local = await gpufleet(['get', 'localqueues', '-o', 'wide', ...at]);
     expect(local.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(/^default\s+default\s+default-h100-80gb-hbm3-x86-64\s+gpufleet$/)]);
 

@@ -21,7 +21,7 @@ const KINDS = ['Workload', 'ClusterQueue', 'LocalQueue', 'ModelDeployment', 'GPU
 
 /** Known keys per object in a manifest, so a typo is an error rather than silently ignored. */
 const KEYS: Record<string, string[]> = {
-  Workload: ['kind', 'namespace', 'name', 'localQueue', 'priority', 'podSets', 'labels'],
+  Workload: ['kind', 'namespace', 'name', 'localQueue', 'priority', 'podSets', 'labels', 'pool'],
   podSet: ['name', 'count', 'size', 'resources', 'topology'],
   resources: ['accelerator', 'vcpu', 'memoryMib'],
   accelerator: ['whole', 'sharedTokens', 'slice', 'partitionProfile'],

@@ -23,7 +23,8 @@ export interface InstanceTypeResolution {
 }
 
 export interface DeploymentValidationContext {
-  resolveLocalQueue(namespace: string, localQueue: string): QueueResolution;
+  /** `pool`: the pool of the InstanceType the pods come from, when they come from one (a managed LocalQueue routes by it). */
+  resolveLocalQueue(namespace: string, localQueue: string, pool?: string): QueueResolution;
   /** undefined: no such InstanceType. */
   resolveInstanceType(name: string): InstanceTypeResolution | undefined;
 }
@@ -49,6 +50,11 @@ export function defaultServedName(model: string): string {
 }
 
 /** The resources of each pod of a role: from its InstanceType, else as written. */
+/** The pool of the role's InstanceType; undefined for explicit resources (the queue's pool). */
+export function rolePool(role: DeploymentRole, ctx: Pick<DeploymentValidationContext, 'resolveInstanceType'>): string | undefined {
+  return role.instanceType ? ctx.resolveInstanceType(role.instanceType)?.pool : undefined;
+}
+
 export function roleResources(role: DeploymentRole, ctx: Pick<DeploymentValidationContext, 'resolveInstanceType'>): PodResources | undefined {
   if (role.instanceType) return ctx.resolveInstanceType(role.instanceType)?.resources;
   return role.resources;
@@ -119,8 +125,11 @@ function validateRoles(
       if (!it) add(problem(`${at}.instanceType`, 'an InstanceType of the cluster (see `gpufleet get instancetypes`)', shown(role.instanceType)));
       else {
         memoryMib = it.acceleratorMemoryMib;
-        if (queuePool !== undefined && it.pool !== queuePool) {
-          add(problem(`${at}.instanceType`, `an InstanceType of pool "${queuePool}", where LocalQueue "${spec.localQueue}" admits`, `${shown(role.instanceType)} of pool "${it.pool}"`));
+        // Where the queue admits this role's pods: the default LocalQueue routes by pool.
+        const routed = queuePool === undefined ? undefined : ctx.resolveLocalQueue(spec.namespace, spec.localQueue, it.pool);
+        if (routed && !routed.ok) add(problem(`${at}.instanceType`, routed.expected, `${shown(role.instanceType)} of pool "${it.pool}"`));
+        else if (routed && it.pool !== routed.pool) {
+          add(problem(`${at}.instanceType`, `an InstanceType of pool "${routed.pool}", where LocalQueue "${spec.localQueue}" admits`, `${shown(role.instanceType)} of pool "${it.pool}"`));
         }
       }
     }

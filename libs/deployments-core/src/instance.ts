@@ -48,7 +48,8 @@ export function validateInstanceSpec(raw: GPUInstanceSpec, ctx: DeploymentValida
   const lq = checkDns1123Label('localQueue', spec.localQueue);
   if (lq) add(lq);
   else if (!checkDns1123Label('namespace', spec.namespace)) {
-    const resolved = ctx.resolveLocalQueue(spec.namespace, spec.localQueue);
+    // Resolved for the InstanceType's pool: the default LocalQueue admits into any pool.
+    const resolved = ctx.resolveLocalQueue(spec.namespace, spec.localQueue, instancePool(spec, ctx));
     if (resolved.ok) queuePool = resolved.pool;
     else add(problem('localQueue', resolved.expected, shown(spec.localQueue)));
   }
@@ -74,7 +75,13 @@ export function validateInstanceSpec(raw: GPUInstanceSpec, ctx: DeploymentValida
   return problems;
 }
 
-export function instanceWorkloadSpec(spec: GPUInstanceSpec, resources: PodResources, suffix: string): WorkloadSpec {
+/** The pool of the instance's InstanceType; undefined for explicit resources (the queue's pool). */
+export function instancePool(spec: GPUInstanceSpec, ctx: Pick<DeploymentValidationContext, 'resolveInstanceType'>): string | undefined {
+  return spec.instanceType ? ctx.resolveInstanceType(spec.instanceType)?.pool : undefined;
+}
+
+/** `pool`: the pool of its InstanceType ('' for explicit resources): the default LocalQueue routes by it. */
+export function instanceWorkloadSpec(spec: GPUInstanceSpec, resources: PodResources, suffix: string, pool = ''): WorkloadSpec {
   return {
     name: instanceWorkloadName(spec.name, suffix),
     namespace: spec.namespace,
@@ -83,6 +90,7 @@ export function instanceWorkloadSpec(spec: GPUInstanceSpec, resources: PodResour
     podSets: [{ name: INSTANCE_POD_SET, count: 1, size: 1, resources, topology: undefined }],
     labels: { ...spec.labels, [OwnerLabels.instance]: spec.name },
     template: { engine: undefined, instance: { instance: spec.name, sshPublicKeys: spec.sshPublicKeys, env: spec.env, command: spec.command } },
+    pool,
   };
 }
 

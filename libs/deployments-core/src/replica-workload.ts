@@ -13,6 +13,8 @@ export function replicaWorkloadSpec(
   ordinal: number,
   resources: PodResources,
   suffix: string,
+  /** The pool of the role's InstanceType ('' for explicit resources): the default LocalQueue routes by it. */
+  pool = '',
 ): WorkloadSpec {
   const engine = spec.engine!;
   return {
@@ -40,5 +42,6 @@ export function replicaWorkloadSpec(
       },
       instance: undefined,
     },
+    pool,
   };
 }

@@ -3,7 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, serverStream, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec } from '@gpufleet/deployments-core';
+import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool } from '@gpufleet/deployments-core';
 import { WorkloadApiContext } from './workload-api-context';
 import { storeKey, workloadKey } from './workload-keys';
 
@@ -28,7 +28,7 @@ export class DeploymentsGrpc {
     if (problems.length === 0) {
       spec.roles.forEach((role, i) => {
         const resources = roleResources(role, this.ctx);
-        if (resources) problems.push(...this.ctx.workloadProblems(replicaWorkloadSpec(spec, role, 0, resources, 'check'), `roles[${i}]`).filter((p) => p.field !== 'name'));
+        if (resources) problems.push(...this.ctx.workloadProblems(replicaWorkloadSpec(spec, role, 0, resources, 'check', rolePool(role, this.ctx)), `roles[${i}]`).filter((p) => p.field !== 'name'));
       });
     }
     if (problems.length > 0) this.ctx.refuse(problems);

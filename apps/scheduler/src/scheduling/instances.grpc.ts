@@ -3,7 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { GPUInstance, GPUInstanceSpec, GPUInstanceStatus, InstancePhase, InstanceServiceServer } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec } from '@gpufleet/deployments-core';
+import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec, instancePool } from '@gpufleet/deployments-core';
 import { WorkloadApiContext } from './workload-api-context';
 import { storeKey, workloadKey } from './workload-keys';
 
@@ -25,7 +25,7 @@ export class InstancesGrpc {
     await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateInstanceSpec(spec, this.ctx);
     const resources = problems.length === 0 ? instanceResources(spec, this.ctx) : undefined;
-    if (resources) problems.push(...this.ctx.workloadProblems(instanceWorkloadSpec(spec, resources, 'check'), 'resources').filter((p) => p.field !== 'name'));
+    if (resources) problems.push(...this.ctx.workloadProblems(instanceWorkloadSpec(spec, resources, 'check', instancePool(spec, this.ctx)), 'resources').filter((p) => p.field !== 'name'));
     if (problems.length > 0) this.ctx.refuse(problems);
     return spec;
   }

@@ -3,6 +3,7 @@ import { NatsConnection } from 'nats';
 import { Buckets, ClusterQueue, type JsonCodec, GPUInstance, LocalQueue, ModelDeployment, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
+import type { ClusterQueueLookup } from '@gpufleet/scheduling-core';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { keyOfStoreKey } from './workload-keys';
@@ -37,6 +38,12 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
   get ready(): boolean {
     return this.synced;
   }
+
+  /** The mirrored ClusterQueues, as routing a LocalQueue by pool reads them. */
+  readonly clusterQueueLookup: ClusterQueueLookup = {
+    get: (name) => this.clusterQueues.get(name)?.value,
+    all: () => [...this.clusterQueues.entries.values()].map((e) => e.value),
+  };
 
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();

@@ -4,7 +4,7 @@ import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, unavailable } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
-import { describeProblems, isDns1123Label, missingLocalQueueExpectation, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { describeProblems, isDns1123Label, isManagedQueue, missingLocalQueueExpectation, routeLocalQueue, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
@@ -28,12 +28,16 @@ export class WorkloadApiContext implements DeploymentValidationContext {
     if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
   }
 
-  resolveLocalQueue(namespace: string, localQueue: string): { ok: true; pool: string } | { ok: false; expected: string } {
-    const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
+  /**
+   * Where a deployment's or instance's LocalQueue admits pods of `pool`. Only a managed LocalQueue
+   * routes by pool; for any other the caller compares its pool with the InstanceType's, so the
+   * refusal names both.
+   */
+  resolveLocalQueue(namespace: string, localQueue: string, pool?: string): { ok: true; pool: string } | { ok: false; expected: string } {
+    const lq = this.store.localQueues.get(workloadKey(namespace, localQueue))?.value;
     if (!lq) return { ok: false, expected: missingLocalQueueExpectation(namespace) };
-    const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
-    if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)` };
-    return { ok: true, pool: cq.pool };
+    const route = routeLocalQueue(lq, isManagedQueue(lq) ? pool : undefined, this.store.clusterQueueLookup);
+    return route.ok ? { ok: true, pool: route.clusterQueue.pool } : { ok: false, expected: `${route.expected} (${route.got})` };
   }
 
   resolveInstanceType(name: string): InstanceTypeResolution | undefined {

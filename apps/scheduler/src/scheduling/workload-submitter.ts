@@ -3,7 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Workload, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { describeProblems, emptyStatus, missingLocalQueueExpectation, poolShapeFromCapacity, validateWorkloadSpec, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { describeProblems, emptyStatus, missingLocalQueueExpectation, poolShapeFromCapacity, routeLocalQueue, validateWorkloadSpec, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { DefaultQueues } from './default-queues.service';
 import { SchedulingStore } from './scheduling-store.service';
@@ -26,14 +26,15 @@ export class WorkloadSubmitter {
   problems(spec: WorkloadSpec): ValidationProblem[] {
     const model = this.capacity.model;
     return validateWorkloadSpec(spec, {
-      resolveLocalQueue: (namespace, localQueue) => {
-        const lq = this.store.localQueues.entries.get(workloadKey(namespace, localQueue))?.value;
+      resolveLocalQueue: (namespace, localQueue, pool) => {
+        const lq = this.store.localQueues.get(workloadKey(namespace, localQueue))?.value;
         if (!lq) return { ok: false, expected: missingLocalQueueExpectation(namespace), got: JSON.stringify(localQueue) };
-        const cq = this.store.clusterQueues.entries.get(lq.clusterQueue)?.value;
-        if (!cq) return { ok: false, expected: `a LocalQueue whose ClusterQueue exists ("${lq.clusterQueue}" does not)`, got: localQueue };
-        const pool = poolShapeFromCapacity(model, cq.pool);
-        if (!pool) return { ok: false, expected: `a LocalQueue whose ClusterQueue's pool has nodes (pool "${cq.pool}" has none)`, got: localQueue };
-        return { ok: true, clusterQueue: cq.name, pool };
+        const route = routeLocalQueue(lq, pool, this.store.clusterQueueLookup);
+        if (!route.ok) return route;
+        const cq = route.clusterQueue;
+        const shape = poolShapeFromCapacity(model, cq.pool);
+        if (!shape) return { ok: false, expected: `a LocalQueue whose ClusterQueue's pool has nodes (pool "${cq.pool}" has none)`, got: localQueue };
+        return { ok: true, clusterQueue: cq.name, pool: shape };
       },
     });
   }

@@ -1,4 +1,5 @@
 import { PreemptionPolicy, QueueingStrategy, WorkloadPhase } from '@gpufleet/contracts';
+import { MANAGED_BY_GPUFLEET } from '../queues/default-queues';
 import { harness, Harness } from './__fixtures__/harness';
 import { ACCEL, clusterQueue, h100Pool, wholeWorkload, WholeOptions } from './__fixtures__/workloads';
 
@@ -24,6 +25,33 @@ const job = (name: string, options: WholeOptions = {}) => wholeWorkload(name, op
 const phase = (h: Harness, key: string) => h.controller.getWorkload(key)?.status?.phase;
 
 describe('AdmissionController', () => {
+  describe('the default LocalQueue routes by pool', () => {
+    /** Pools h100 and l40s with their default queues; team-a's managed LocalQueue "default" points at h100's. */
+    function twoPools(): Harness {
+      const h = harness({ pools: [h100Pool('h100', 1), h100Pool('l40s', 1, { accelerators: 4 })] });
+      h.queues.putClusterQueue(clusterQueue('default-h100', { managedBy: MANAGED_BY_GPUFLEET }));
+      h.queues.putClusterQueue(clusterQueue('default-l40s', { pool: 'l40s', managedBy: MANAGED_BY_GPUFLEET }));
+      h.queues.putLocalQueue({ namespace: 'team-a', name: 'default', clusterQueue: 'default-h100', managedBy: MANAGED_BY_GPUFLEET });
+      return h;
+    }
+
+    it("a workload sized for another pool is admitted through that pool's queue", () => {
+      const h = twoPools();
+      h.submit({ ...job('on-l40s', { localQueue: 'default' }), pool: 'l40s' });
+      h.submit(job('no-pool', { localQueue: 'default' }));
+      expect(h.admittedKeys().sort()).toEqual(['team-a/no-pool', 'team-a/on-l40s']);
+      expect(h.controller.getWorkload('team-a/on-l40s')?.status).toMatchObject({ clusterQueue: 'default-l40s', pool: 'l40s' });
+      expect(h.controller.getWorkload('team-a/no-pool')?.status).toMatchObject({ clusterQueue: 'default-h100', pool: 'h100' });
+    });
+
+    it("an administrator's LocalQueue refuses a workload of another pool, naming both", () => {
+      const h = single();
+      const result = h.controller.submit({ ...job('elsewhere'), pool: 'l40s' });
+      expect(result.accepted).toBe(false);
+      expect(!result.accepted && result.message).toContain('localQueue: expected a LocalQueue that admits into pool "l40s"');
+    });
+  });
+
   describe('queue order', () => {
     it('admits higher priority first, then in submission order', () => {
       const h = single({ nominalQuota: 2 * ACCEL });

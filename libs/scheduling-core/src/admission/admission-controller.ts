@@ -22,6 +22,7 @@ import { workloadCredits } from '../queues/credits';
 import { QueueError } from '../queues/errors';
 import type { QueueManager } from '../queues/queue-manager';
 import type { PoolShape } from '../validation/pool-shape';
+import { routeLocalQueue } from '../queues/default-queues';
 import { describeProblems } from '../validation/problems';
 import { LocalQueueResolution, validateWorkloadSpec, WorkloadValidationContext } from '../validation/workload-spec';
 import {
@@ -87,7 +88,7 @@ export class AdmissionController {
   private lastUnqueuedCheck = -1;
   private nextSequence = 1;
   private lastAdmissionSequence = 0;
-  private readonly validation: WorkloadValidationContext = { resolveLocalQueue: (ns, lq) => this.resolveLocalQueue(ns, lq) };
+  private readonly validation: WorkloadValidationContext = { resolveLocalQueue: (ns, lq, pool) => this.resolveLocalQueue(ns, lq, pool) };
   private readonly preemption: PreemptionContext;
 
   constructor(options: AdmissionControllerOptions) {
@@ -125,7 +126,7 @@ export class AdmissionController {
       return { accepted: false, code: 'ALREADY_EXISTS', message: `ALREADY_EXISTS: workload ${key} exists; delete it first`, problems: [] };
     }
     const problems = validateWorkloadSpec(spec, this.validation);
-    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue);
+    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue, spec.pool || undefined);
     if (problems.length > 0 || !target.ok) {
       return { accepted: false, code: 'INVALID_ARGUMENT', message: `INVALID_ARGUMENT: workload ${key} is invalid: ${describeProblems(problems)}`, problems };
     }
@@ -530,28 +531,27 @@ export class AdmissionController {
     return { workload, releasedPlacements: released, events };
   }
 
-  private resolveLocalQueue(namespace: string, localQueue: string): LocalQueueResolution {
+  private resolveLocalQueue(namespace: string, localQueue: string, pool?: string): LocalQueueResolution {
     const lq = this.queues.getLocalQueue(namespace, localQueue);
     if (!lq) return { ok: false, expected: `an existing LocalQueue of namespace ${JSON.stringify(namespace)}`, got: JSON.stringify(localQueue) };
-    const cq = this.queues.clusterQueueSpec(lq.clusterQueue);
-    if (!cq) {
-      return { ok: false, expected: 'a LocalQueue whose ClusterQueue exists', got: `${JSON.stringify(localQueue)} → ClusterQueue ${JSON.stringify(lq.clusterQueue)}, which does not exist` };
-    }
-    const pool = this.poolShapes.get(cq.pool);
-    if (!pool) {
+    const route = routeLocalQueue(lq, pool, { get: (name) => this.queues.clusterQueueSpec(name), all: () => this.queues.clusterQueueSpecs() });
+    if (!route.ok) return route;
+    const cq = route.clusterQueue;
+    const shape = this.poolShapes.get(cq.pool);
+    if (!shape) {
       return {
         ok: false,
         expected: 'a LocalQueue whose pool has nodes',
         got: `${JSON.stringify(localQueue)} → ClusterQueue ${JSON.stringify(cq.name)} → pool ${JSON.stringify(cq.pool)}, which has no nodes`,
       };
     }
-    return { ok: true, clusterQueue: cq.name, pool };
+    return { ok: true, clusterQueue: cq.name, pool: shape };
   }
 
   /** Queue objects or pool shapes changed: problems and credits are recomputed against them. */
   private revalidate(record: WorkloadRecord, revision: number): void {
     record.problems = validateWorkloadSpec(record.spec, this.validation);
-    const target = this.resolveLocalQueue(record.spec.namespace, record.spec.localQueue);
+    const target = this.resolveLocalQueue(record.spec.namespace, record.spec.localQueue, record.spec.pool || undefined);
     if (record.problems.length === 0 && target.ok) {
       record.pool = target.pool.name;
       record.status.pool = target.pool.name;
@@ -562,7 +562,7 @@ export class AdmissionController {
 
   private restoreAdmitted(key: WorkloadKey, spec: WorkloadSpec, w: Workload, commit: boolean, warnings: string[]): void {
     const stored = w.status ?? emptyStatus();
-    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue);
+    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue, spec.pool || undefined);
     const cq = stored.clusterQueue !== '' ? stored.clusterQueue : target.ok ? target.clusterQueue : '';
     const pool = stored.pool !== '' ? stored.pool : target.ok ? target.pool.name : '';
     const record = new WorkloadRecord(key, spec, cq, pool, this.nextSequence++, { ...emptyStatus(), ...stored, clusterQueue: cq, pool });
@@ -585,7 +585,7 @@ export class AdmissionController {
 
   private restorePending(key: WorkloadKey, spec: WorkloadSpec, w: Workload): void {
     const stored = w.status ?? emptyStatus();
-    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue);
+    const target = this.resolveLocalQueue(spec.namespace, spec.localQueue, spec.pool || undefined);
     const cq = target.ok ? target.clusterQueue : this.queues.hasClusterQueue(stored.clusterQueue) ? stored.clusterQueue : '';
     const pool = target.ok ? target.pool.name : stored.pool;
     const status = { ...emptyStatus(), submittedAt: stored.submittedAt, clusterQueue: cq, pool };
@@ -606,7 +606,7 @@ export class AdmissionController {
   private requeueUnqueued(revision: number): void {
     this.lastUnqueuedCheck = revision;
     for (const record of this.unqueued) {
-      const target = this.resolveLocalQueue(record.spec.namespace, record.spec.localQueue);
+      const target = this.resolveLocalQueue(record.spec.namespace, record.spec.localQueue, record.spec.pool || undefined);
       if (!target.ok) continue;
       this.unqueued.delete(record);
       record.clusterQueue = target.clusterQueue;

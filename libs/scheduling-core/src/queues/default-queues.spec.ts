@@ -9,6 +9,7 @@ import {
   MANAGED_BY_GPUFLEET,
   planDefaultQueues,
   poolCapacityCredits,
+  routeLocalQueue,
 } from './default-queues';
 
 const ACCEL = 1_600_000;
@@ -123,6 +124,49 @@ describe('default queues', () => {
       const res = defaultLocalQueueFor('team-x', [], []);
       expect(res.ok).toBe(false);
       expect(!res.ok && res.expected).toMatch(/created on first use once a node has reported/);
+    });
+  });
+
+  describe('routing a workload through its LocalQueue', () => {
+    const h100Default = defaultClusterQueueFor(h100);
+    const l40sDefault = defaultClusterQueueFor(gpuPool('l40s', 1, 4));
+    const lookup = (...queues: ClusterQueue[]) => ({ get: (n: string) => queues.find((q) => q.name === n), all: () => queues });
+
+    it("the default LocalQueue admits a workload sized for another pool through that pool's queue", () => {
+      const route = routeLocalQueue(managedLq('team-a', h100Default.name), 'l40s', lookup(h100Default, l40sDefault));
+      expect(route).toEqual({ ok: true, clusterQueue: l40sDefault });
+    });
+
+    it("an administrator's queue of that pool is preferred over its default one", () => {
+      const own = adminQueue('l40s-team', 'l40s');
+      const route = routeLocalQueue(managedLq('team-a', h100Default.name), 'l40s', lookup(h100Default, l40sDefault, own));
+      expect(route.ok && route.clusterQueue.name).toBe('l40s-team');
+    });
+
+    it('a workload that names no pool goes where the default LocalQueue points', () => {
+      const route = routeLocalQueue(managedLq('team-a', h100Default.name), undefined, lookup(h100Default, l40sDefault));
+      expect(route.ok && route.clusterQueue.name).toBe(h100Default.name);
+    });
+
+    it('a pool no queue serves yet is refused, saying when its queue appears', () => {
+      const route = routeLocalQueue(managedLq('team-a', h100Default.name), 'l40s', lookup(h100Default));
+      expect(route).toMatchObject({ ok: false, got: '"default", and no ClusterQueue serves pool "l40s"' });
+      expect(!route.ok && route.expected).toMatch(/created once the pool has nodes/);
+    });
+
+    it("an administrator's LocalQueue does not route by pool: a workload of another pool is refused", () => {
+      const lq: LocalQueue = { namespace: 'team-a', name: 'gpus', clusterQueue: 'h100-team' };
+      const route = routeLocalQueue(lq, 'l40s', lookup(adminQueue('h100-team', 'h100'), l40sDefault));
+      expect(route).toEqual({
+        ok: false,
+        expected: `a LocalQueue that admits into pool "l40s" (the pool of the workload's InstanceType)`,
+        got: '"gpus" → ClusterQueue "h100-team" of pool "h100"',
+      });
+      expect(routeLocalQueue(lq, 'h100', lookup(adminQueue('h100-team', 'h100'))).ok).toBe(true);
+    });
+
+    it('a LocalQueue whose ClusterQueue is gone is refused', () => {
+      expect(routeLocalQueue({ namespace: 'a', name: 'q', clusterQueue: 'gone' }, undefined, lookup())).toMatchObject({ ok: false, expected: 'a LocalQueue whose ClusterQueue exists' });
     });
   });
 });

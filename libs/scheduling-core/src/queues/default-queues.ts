@@ -7,9 +7,11 @@
  *    `nominalQuota` = P's capacity in credits (all nodes of P, Ready or not).
  *  - An administrator's own ClusterQueue of P (any queue without the marker) replaces it: the
  *    default one is deleted once no workload holds it and no LocalQueue points at it.
- *  - A LocalQueue points at one ClusterQueue, and so at one pool: the default LocalQueue of a
- *    namespace points at the queue serving the default pool (the pool with the most whole-usable
- *    accelerators). While it holds no workloads it follows that queue when it changes.
+ *  - A managed LocalQueue (a namespace's "default") routes by pool: a workload that names its
+ *    pool (WorkloadSpec.pool, from its InstanceType) enters the queue serving that pool. Its
+ *    stored `clusterQueue` is where workloads without a pool go: the queue serving the default
+ *    pool (the pool with the most whole-usable accelerators); while it holds no workloads it
+ *    follows that queue when it changes.
  */
 import { createHash } from 'crypto';
 import { ClusterQueue, LocalQueue } from '@gpufleet/contracts';
@@ -66,6 +68,43 @@ export function defaultPool(pools: Iterable<PoolShape>): PoolShape | undefined {
 export function servingClusterQueue(pool: string, clusterQueues: Iterable<ClusterQueue>): ClusterQueue | undefined {
   const ofPool = [...clusterQueues].filter((q) => q.pool === pool).sort((a, b) => a.name.localeCompare(b.name));
   return ofPool.find((q) => !isManagedQueue(q)) ?? ofPool.find((q) => q.name === defaultClusterQueueName(pool) && isManagedQueue(q));
+}
+
+/** Where a LocalQueue leads one workload, or why it leads nowhere (`localQueue: expected …, got …`). */
+export type LocalQueueRoute = { ok: true; clusterQueue: ClusterQueue } | { ok: false; expected: string; got: string };
+
+/** The ClusterQueues a route is chosen from. */
+export interface ClusterQueueLookup {
+  get(name: string): ClusterQueue | undefined;
+  all(): Iterable<ClusterQueue>;
+}
+
+/**
+ * The ClusterQueue a workload enters through `lq`. `pool` is the pool the workload is sized for
+ * (WorkloadSpec.pool; undefined when it names none). A managed LocalQueue routes by that pool;
+ * any other LocalQueue leads to its own ClusterQueue, which must then be of that pool.
+ */
+export function routeLocalQueue(lq: LocalQueue, pool: string | undefined, clusterQueues: ClusterQueueLookup): LocalQueueRoute {
+  const name = JSON.stringify(lq.name);
+  if (pool && isManagedQueue(lq)) {
+    const serving = servingClusterQueue(pool, clusterQueues.all());
+    if (serving) return { ok: true, clusterQueue: serving };
+    return {
+      ok: false,
+      expected: `a LocalQueue that admits into pool "${pool}" (the pool of the workload's InstanceType; its default ClusterQueue is created once the pool has nodes: see \`gpufleet get pools\`)`,
+      got: `${name}, and no ClusterQueue serves pool "${pool}"`,
+    };
+  }
+  const cq = clusterQueues.get(lq.clusterQueue);
+  if (!cq) return { ok: false, expected: 'a LocalQueue whose ClusterQueue exists', got: `${name} → ClusterQueue ${JSON.stringify(lq.clusterQueue)}, which does not exist` };
+  if (pool && cq.pool !== pool) {
+    return {
+      ok: false,
+      expected: `a LocalQueue that admits into pool "${pool}" (the pool of the workload's InstanceType)`,
+      got: `${name} → ClusterQueue ${JSON.stringify(cq.name)} of pool "${cq.pool}"`,
+    };
+  }
+  return { ok: true, clusterQueue: cq };
 }
 
 export type DefaultLocalQueue =

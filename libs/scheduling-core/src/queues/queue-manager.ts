@@ -127,6 +127,11 @@ export class QueueManager {
     return this.clusterQueues.get(name)?.spec;
   }
 
+  /** Every ClusterQueue as given (for routing by pool). */
+  clusterQueueSpecs(): ClusterQueue[] {
+    return [...this.clusterQueues.values()].map((state) => state.spec);
+  }
+
   // ---- LocalQueues -----------------------------------------------------------------------
 
   /** Its ClusterQueue must exist, and may not change while the LocalQueue holds workloads. */
@@ -139,7 +144,8 @@ export class QueueManager {
       problems.push(problem('clusterQueue', `${JSON.stringify(existing.clusterQueue)} while the LocalQueue holds ${inUse} workloads`, JSON.stringify(lq.clusterQueue)));
     }
     if (problems.length > 0) throw new QueueError('INVALID_ARGUMENT', `LocalQueue ${JSON.stringify(key)} is invalid`, problems);
-    const stored: LocalQueue = { namespace: lq.namespace, name: lq.name, clusterQueue: lq.clusterQueue };
+    // managedBy is kept: a managed LocalQueue (a namespace's "default") routes workloads by pool.
+    const stored: LocalQueue = { namespace: lq.namespace, name: lq.name, clusterQueue: lq.clusterQueue, ...(lq.managedBy ? { managedBy: lq.managedBy } : {}) };
     this.localQueues.set(key, stored);
     this.changes++;
     return { ...stored };

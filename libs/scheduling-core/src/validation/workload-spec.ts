@@ -21,7 +21,8 @@ export type LocalQueueResolution =
   | { readonly ok: false; readonly expected: string; readonly got: string };
 
 export interface WorkloadValidationContext {
-  resolveLocalQueue(namespace: string, localQueue: string): LocalQueueResolution;
+  /** `pool`: the pool the workload is sized for (WorkloadSpec.pool), when it names one. */
+  resolveLocalQueue(namespace: string, localQueue: string, pool?: string): LocalQueueResolution;
 }
 
 type AcceleratorMode = 'whole' | 'sharedTokens' | 'slice' | 'partitionProfile';
@@ -47,7 +48,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, context: WorkloadValida
   if (lqProblem) {
     problems.push(lqProblem);
   } else if (problems.every((p) => p.field !== 'namespace')) {
-    const resolved = context.resolveLocalQueue(spec.namespace, spec.localQueue);
+    const resolved = context.resolveLocalQueue(spec.namespace, spec.localQueue, spec.pool || undefined);
     if (resolved.ok) pool = resolved.pool;
     else problems.push(problem('localQueue', resolved.expected, resolved.got));
   }

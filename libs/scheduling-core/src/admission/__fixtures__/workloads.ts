@@ -72,5 +72,6 @@ export function wholeWorkload(name: string, options: WholeOptions = {}): Workloa
     podSets: [podSet('main', options.whole ?? 1, options.count ?? 1, options.size ?? 1, options.requiredLevel ?? '')],
     labels: {},
     template: undefined,
+    pool: '',
   };
 }

@@ -285,7 +285,16 @@ export interface WorkloadSpec {
    * What the node runtime runs for each pod (set by the deployment and instance controllers);
    * absent: the workload only holds its devices.
    */
-  template: PodTemplate | undefined;
+  template:
+    | PodTemplate
+    | undefined;
+  /**
+   * The pool the pods are sized for (the pool of the InstanceType they came from; the deployment
+   * and instance controllers set it). A LocalQueue managed by gpufleet (a namespace's "default")
+   * admits the workload through the ClusterQueue serving this pool; any other LocalQueue must
+   * lead to this pool. Empty: the pool of the LocalQueue's ClusterQueue.
+   */
+  pool: string;
 }
 
 export interface WorkloadSpec_LabelsEntry {
@@ -1145,7 +1154,16 @@ export const PodSet: MessageFns<PodSet> = {
 };
 
 function createBaseWorkloadSpec(): WorkloadSpec {
-  return { name: "", namespace: "", localQueue: "", priority: 0, podSets: [], labels: {}, template: undefined };
+  return {
+    name: "",
+    namespace: "",
+    localQueue: "",
+    priority: 0,
+    podSets: [],
+    labels: {},
+    template: undefined,
+    pool: "",
+  };
 }
 
 export const WorkloadSpec: MessageFns<WorkloadSpec> = {
@@ -1170,6 +1188,9 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
     });
     if (message.template !== undefined) {
       PodTemplate.encode(message.template, writer.uint32(58).fork()).join();
+    }
+    if (message.pool !== "") {
+      writer.uint32(66).string(message.pool);
     }
     return writer;
   },
@@ -1246,6 +1267,14 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
             message.template = PodTemplate.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.pool = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1288,6 +1317,7 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
         )
         : {},
       template: isSet(object.template) ? PodTemplate.fromJSON(object.template) : undefined,
+      pool: isSet(object.pool) ? globalThis.String(object.pool) : "",
     };
   },
 
@@ -1320,6 +1350,9 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
     if (message.template !== undefined) {
       obj.template = PodTemplate.toJSON(message.template);
     }
+    if (message.pool !== "") {
+      obj.pool = message.pool;
+    }
     return obj;
   },
 
@@ -1345,6 +1378,7 @@ export const WorkloadSpec: MessageFns<WorkloadSpec> = {
     message.template = (object.template !== undefined && object.template !== null)
       ? PodTemplate.fromPartial(object.template)
       : undefined;
+    message.pool = object.pool ?? "";
     return message;
   },
 };
