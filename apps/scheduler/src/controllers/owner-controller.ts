@@ -71,10 +71,12 @@ export abstract class OwnerController<T> {
     this.loop.start();
   }
 
-  async stepDown(): Promise<void> {
+  /** Stops at once (a new term may lead again before the pass in progress returns); resolves when that pass has. */
+  stepDown(): Promise<void> {
     for (const off of this.unsubscribe.splice(0)) off();
-    await this.loop.stop();
+    const stopping = this.loop.stop();
     this.owned.reset();
+    return stopping;
   }
 
   private async pass(run: ReconcilePass): Promise<void> {
