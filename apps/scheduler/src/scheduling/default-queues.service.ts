@@ -72,7 +72,7 @@ export class DefaultQueues {
     if (localQueue !== DEFAULT_LOCAL_QUEUE_NAME || !isDns1123Label(namespace) || !this.store.ready || !this.capacity.ready) return;
     const key = workloadKey(namespace, localQueue);
     if (this.store.localQueues.entries.has(key)) return;
-    const made = defaultLocalQueueFor(namespace, this.pools(), [...this.store.clusterQueues.entries.values()].map((e) => e.value));
+    const made = defaultLocalQueueFor(namespace, this.pools(), [...this.store.clusterQueueLookup.all()]);
     if (!made.ok) return;
     if (made.clusterQueue) {
       await this.createIfAbsent(this.store.clusterQueues, made.clusterQueue.name, made.clusterQueue);
@@ -105,7 +105,7 @@ export class DefaultQueues {
     }
     return {
       pools: this.pools(),
-      clusterQueues: [...this.store.clusterQueues.entries.values()].map((e) => e.value),
+      clusterQueues: [...this.store.clusterQueueLookup.all()],
       localQueues: [...localQueues.values()].map((e) => e.value),
       busyClusterQueues,
       busyLocalQueues,
