@@ -28,13 +28,19 @@ export async function startProcess(
   const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  await untilServing(
-    `${name} on ${base}${readyPath}`,
-    `${base}${readyPath}`,
-    () => (child.exitCode !== null ? `exited with ${child.exitCode}: ${output}` : undefined),
-    60_000,
-    pollMs,
-  );
+  try {
+    await untilServing(
+      `${name} on ${base}${readyPath}`,
+      `${base}${readyPath}`,
+      () => (child.exitCode !== null ? `exited with ${child.exitCode}: ${output}` : undefined),
+      60_000,
+      pollMs,
+    );
+  } catch (err) {
+    // A server that never got ready must not outlive the benchmark.
+    child.kill('SIGKILL');
+    throw err;
+  }
   return {
     child,
     base,
