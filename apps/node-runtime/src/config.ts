@@ -1,8 +1,20 @@
 import { join, resolve } from 'path';
 import { ConfigOf, defineConfig, duration, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { workspaceRoot } from '@gpufleet/process-kit';
 
-/** The workspace root: where `node -r reflect-metadata -r @swc-node/register` finds its preloads and tsconfig. */
-export const REPO_ROOT = resolve(__dirname, '../../..');
+/**
+ * The workspace root: where `node -r reflect-metadata -r @swc-node/register` finds its preloads
+ * and tsconfig. Searched upward, so it is the same from the sources and from the build (dist/apps/…).
+ */
+export const REPO_ROOT = workspaceRoot(__dirname);
+
+/**
+ * How simulated engines start by default: the built engine-sim next to a built runtime
+ * (dist/apps/engine-sim/src/main.js, plain node), engine-sim's sources through swc otherwise.
+ */
+export const DEFAULT_ENGINE_SIM_COMMAND = __filename.endsWith('.js')
+  ? `node -r reflect-metadata ${resolve(__dirname, '../../engine-sim/src/main.js')}`
+  : `node -r reflect-metadata -r @swc-node/register ${join(REPO_ROOT, 'apps/engine-sim/src/main.ts')}`;
 
 /** A DNS-1123 label: node names are one token of pods-bucket keys ("<node>.<namespace>.…"), so no dots. */
 const NODE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -35,7 +47,7 @@ export const nodeRuntimeConfigSchema = defineConfig({
     desc: '"simulated" runs engine-sim in place of every engine, "real" the engine binaries; "auto" simulates on nodes whose inventory comes from the simulated provider.',
   }),
   ENGINE_SIM_COMMAND: str({
-    default: `node -r reflect-metadata -r @swc-node/register ${join(REPO_ROOT, 'apps/engine-sim/src/main.ts')}`,
+    default: DEFAULT_ENGINE_SIM_COMMAND,
     desc: 'How simulated engines start, split on whitespace (no quoting); "serve <model> --port …" is appended. Started in the workspace root.',
   }),
   STOP_GRACE_S: duration({ default: 30, min: 0, desc: 'How long a stopped pod’s processes get between SIGTERM and SIGKILL.' }),

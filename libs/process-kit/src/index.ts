@@ -1,3 +1,4 @@
 export * from './ports';
 export * from './binaries';
 export * from './supervisor';
+export * from './workspace';

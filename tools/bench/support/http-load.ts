@@ -14,7 +14,7 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-/** Spawns `command args` and waits until GET `<base><readyPath>` answers 200. */
+/** Spawns `command args` and waits until GET `<base><readyPath>` answers 200 (polled every `pollMs`). */
 export async function startProcess(
   name: string,
   command: string,
@@ -22,12 +22,25 @@ export async function startProcess(
   base: string,
   readyPath: string,
   env: NodeJS.ProcessEnv = {},
+  pollMs = 100,
 ): Promise<Started> {
   let output = '';
   const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  await untilServing(`${name} on ${base}${readyPath}`, `${base}${readyPath}`, () => (child.exitCode !== null ? `exited with ${child.exitCode}: ${output}` : undefined));
+  try {
+    await untilServing(
+      `${name} on ${base}${readyPath}`,
+      `${base}${readyPath}`,
+      () => (child.exitCode !== null ? `exited with ${child.exitCode}: ${output}` : undefined),
+      60_000,
+      pollMs,
+    );
+  } catch (err) {
+    // A server that never got ready must not outlive the benchmark.
+    child.kill('SIGKILL');
+    throw err;
+  }
   return {
     child,
     base,
@@ -48,7 +61,7 @@ export async function startProcess(
  * Waits until GET `url` answers 200. `gone()` says why the server's process ended, if it did,
  * so a crash fails at once with its reason rather than at the timeout.
  */
-export async function untilServing(what: string, url: string, gone: () => string | undefined, timeoutMs = 60_000): Promise<void> {
+export async function untilServing(what: string, url: string, gone: () => string | undefined, timeoutMs = 60_000, intervalMs = 100): Promise<void> {
   await waitFor(
     what,
     async () => {
@@ -57,7 +70,7 @@ export async function untilServing(what: string, url: string, gone: () => string
       const res = await fetch(url).catch(() => undefined);
       return res?.status === 200 || undefined;
     },
-    { timeoutMs, intervalMs: 100 },
+    { timeoutMs, intervalMs },
   );
 }
 
