@@ -25,7 +25,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startNats, startRedis, type RunningServer } from '@gpufleet/testing';
-import { build } from '../build/build';
+import { buildApp as build } from '@gpufleet/process-kit';
 import { REPO_ROOT, startProcess } from './support/http-load';
 
 type Form = 'built' | 'today';

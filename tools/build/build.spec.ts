@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join } from 'path';
-import { build, REPO_ROOT } from './build';
+import { buildApp as build, REPO_ROOT } from '@gpufleet/process-kit';
 
 function write(root: string, file: string, text: string): void {
   mkdirSync(dirname(join(root, file)), { recursive: true });

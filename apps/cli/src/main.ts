@@ -69,6 +69,7 @@ program
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
   .option('--log-level <level>', 'service log level', 'info')
   .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
+  .option('--from-source', 'run the services from their TypeScript sources (@swc-node/register) instead of building dist/ first')
   .action(async (o) => {
     const home = resolveHome(program.opts().home);
     // Signals are handled from the start: one during start-up stops what was already started.
@@ -100,6 +101,7 @@ program
         rescheduleAfterS: o.rescheduleAfter,
         logLevel: o.logLevel,
         keepState: Boolean(o.keepState),
+        fromSource: Boolean(o.fromSource),
         onStopReady: (stop) => (stopStack = stop),
       });
     } catch (err) {

@@ -2,3 +2,4 @@ export * from './ports';
 export * from './binaries';
 export * from './supervisor';
 export * from './workspace';
+export * from './build';

@@ -3,7 +3,7 @@ import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
-import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, freePort, isPortOpen, logTail, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, requireBinary, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir } from '../up/node-pods';
 
@@ -30,6 +30,11 @@ export interface UpOptions {
   logLevel: string;
   /** Keep the NATS store (KV state, events) of the previous run in this home. */
   keepState?: boolean;
+  /**
+   * Run the services from their TypeScript sources through @swc-node/register (the edit loop)
+   * instead of the build in dist/, which `up` otherwise brings up to date first.
+   */
+  fromSource?: boolean;
   log?: (line: string) => void;
   /**
    * Receives the stop function as soon as the first process is about to start, so that a signal
@@ -49,8 +54,21 @@ async function pickPort(what: string, preferred: number, log: (l: string) => voi
 /** Node flags per service: the scheduler gets a fixed young generation (see its Dockerfile). */
 const NODE_FLAGS: Record<string, string[]> = { scheduler: ['--min-semi-space-size=64', '--max-semi-space-size=64'] };
 
-function serviceArgs(app: string): string[] {
-  return [...(NODE_FLAGS[app] ?? []), '-r', 'reflect-metadata', '-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')];
+/** The apps `up` runs; engine-sim is what the node runtimes start for simulated engines. */
+const STACK_APPS = ['scheduler', 'device-discovery', 'node-runtime', 'inference-router', 'engine-sim'];
+
+function serviceArgs(app: string, fromSource: boolean): string[] {
+  const entry = fromSource ? ['-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')] : [join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js')];
+  return [...(NODE_FLAGS[app] ?? []), '-r', 'reflect-metadata', ...entry];
+}
+
+/** Brings dist/ up to date for the stack's apps (a no-op when nothing changed), saying what it compiled. */
+async function buildStack(log: (line: string) => void): Promise<void> {
+  const results = [];
+  for (const app of STACK_APPS) results.push(await buildApp(app, { root: REPO_ROOT }));
+  const compiled = results.reduce((n, r) => n + r.compiled.length, 0);
+  const ms = results.reduce((n, r) => n + r.ms, 0);
+  if (compiled > 0) log(`built ${compiled} files of ${results.filter((r) => r.compiled.length > 0).map((r) => r.app).join(', ')} into dist/ in ${(ms / 1000).toFixed(1)} s`);
 }
 
 /**
@@ -99,7 +117,13 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     return into.start(spec);
   };
   opts.onStopReady?.(stop);
+  const startedAt = Date.now();
+  const fromSource = opts.fromSource ?? false;
+  const args = (app: string) => serviceArgs(app, fromSource);
+  /** Each service's /readyz, timed from the start of `up`. */
+  const readiness: Array<{ process: ManagedProcess; ops: string }> = [];
   try {
+    if (!fromSource) await buildStack(log);
     let natsUrl = opts.natsUrl;
     const rows: Array<[string, string, string]> = [];
     if (!natsUrl) {
@@ -143,7 +167,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const scheduler = start(group, {
       name: 'scheduler',
       command: process.execPath,
-      args: serviceArgs('scheduler'),
+      args: args('scheduler'),
       cwd: REPO_ROOT,
       env: {
         ...common,
@@ -155,6 +179,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       logFile: join(logsDir, 'scheduler.log'),
     });
     rows.push(['scheduler', `grpc 127.0.0.1:${grpcPort}  http://127.0.0.1:${httpPort}`, scheduler.spec.logFile]);
+    readiness.push({ process: scheduler, ops: `http://127.0.0.1:${httpPort}` });
 
     for (const node of fleet.nodes) {
       const agentHttp = await freePort();
@@ -162,7 +187,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       const agent = start(group, {
         name: `agent/${node.name}`,
         command: process.execPath,
-        args: serviceArgs('device-discovery'),
+        args: args('device-discovery'),
         cwd: REPO_ROOT,
         env: {
           ...common,
@@ -176,6 +201,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         logFile: join(logsDir, `agent-${node.name}.log`),
       });
       rows.push([`agent/${node.name}`, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
+      readiness.push({ process: agent, ops: `http://127.0.0.1:${agentHttp}` });
     }
 
     for (const node of fleet.nodes) {
@@ -188,7 +214,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       const runtime = start(runtimeGroup, {
         name: `runtime/${node.name}`,
         command: process.execPath,
-        args: serviceArgs('node-runtime'),
+        args: args('node-runtime'),
         cwd: REPO_ROOT,
         env: {
           ...common,
@@ -202,6 +228,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         logFile: join(logsDir, `runtime-${node.name}.log`),
       });
       rows.push([`runtime/${node.name}`, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
+      readiness.push({ process: runtime, ops: `http://127.0.0.1:${runtimeHttp}` });
     }
 
     const routerHttp = await pickPort('the router (OpenAI API)', opts.routerPort, log);
@@ -210,7 +237,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const router = start(edge, {
       name: 'router',
       command: process.execPath,
-      args: serviceArgs('inference-router'),
+      args: args('inference-router'),
       cwd: REPO_ROOT,
       env: {
         ...common,
@@ -229,6 +256,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     });
     const keysNote = opts.routerAuth ? 'keys required: gpufleet keys create' : 'keys not required';
     rows.push(['router', `http://127.0.0.1:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc 127.0.0.1:${routerGrpc}`, router.spec.logFile]);
+    readiness.push({ process: router, ops: `http://127.0.0.1:${routerOps}` });
 
     const context: StackContext = {
       cluster: fleet.cluster,
@@ -244,11 +272,21 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       logsDir,
     };
     writeContext(opts.home, context);
-    await Promise.all([waitForNodes(context.scheduler, fleet.nodes.length, scheduler), waitForReady(router, `http://127.0.0.1:${routerOps}`)]);
+    const readyIn = new Map<string, number>();
+    await Promise.all([
+      waitForNodes(context.scheduler, fleet.nodes.length, scheduler),
+      ...readiness.map(async ({ process: p, ops }) => {
+        await waitForReady(p, ops);
+        readyIn.set(p.spec.name, (Date.now() - startedAt) / 1000);
+      }),
+    ]);
 
     const width = Math.max(...rows.map((r) => r[0].length));
-    log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile}`);
-    for (const [name, where, file] of rows) log(`  ${name.padEnd(width)}   ${where}   (log: ${file})`);
+    log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile}, ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+    for (const [name, where, file] of rows) {
+      const ready = readyIn.get(name);
+      log(`  ${name.padEnd(width)}   ${where}   (${ready === undefined ? '' : `ready in ${ready.toFixed(1)} s, `}log: ${file})`);
+    }
     log(`context: ${join(opts.home, 'context.json')}   try: gpufleet get instancetypes`);
     return { context, stop };
   } catch (err) {
