@@ -91,7 +91,8 @@ function agentPid(node: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes('apps/device-discovery/src/main.ts')) continue;
+      // The source form (main.ts, up --from-source) or the built one (dist/…/main.js).
+      if (!/apps\/device-discovery\/src\/main\.(ts|js)/.test(cmdline)) continue;
       if (environOf(Number(entry)).NODE_NAME === node && environOf(Number(entry)).GPUFLEET_FLEET_FILE !== undefined) return Number(entry);
     } catch {
       // the process went away meanwhile, or is not ours to read

@@ -1,7 +1,7 @@
 // Startup benchmark (issue 11): for each service, time from spawn to `/readyz` 200 and resident
 // memory (VmRSS) once ready, the built output (`node -r reflect-metadata dist/apps/<app>/src/main.js`,
 // tools/build/build.ts) against today's on-the-fly compilation (`node -r reflect-metadata -r
-// @swc-node/register apps/<app>/src/main.ts`, what `gpufleet up`, the tests and the images run).
+// @swc-node/register apps/<app>/src/main.ts`, what `gpufleet up --from-source`, `nx serve`, the unit and integration tests and the images run).
 //
 //   npm run bench -- startup [--runs 3] [--warmup 1] [--services scheduler,node-runtime,…]
 //
