@@ -17,6 +17,7 @@ import {
 } from '@gpufleet/contracts';
 import { AcceleratorAllocation, CapacityModel, NodeAllocations } from '@gpufleet/capacity-core';
 import { random } from './support/random';
+import { positiveIntOptions } from './support/options';
 
 interface Options {
   nodes: number;
@@ -26,17 +27,7 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { nodes: 10_000, updates: 20_000, baselineUpdates: 3, deriveRuns: 5 };
-  for (let i = 0; i < args.length; i += 2) {
-    const value = Number(args[i + 1]);
-    if (!Number.isInteger(value) || value <= 0) throw new Error(`${args[i]} needs a positive integer, got ${args[i + 1]}`);
-    if (args[i] === '--nodes') options.nodes = value;
-    else if (args[i] === '--updates') options.updates = value;
-    else if (args[i] === '--baseline-updates') options.baselineUpdates = value;
-    else if (args[i] === '--derive-runs') options.deriveRuns = value;
-    else throw new Error(`unknown option ${args[i]} (--nodes, --updates, --baseline-updates, --derive-runs)`);
-  }
-  return options;
+  return positiveIntOptions(args, { nodes: 10_000, updates: 20_000, baselineUpdates: 3, deriveRuns: 5 });
 }
 
 // ---- simulated fleet ---------------------------------------------------------------------

@@ -15,6 +15,7 @@
 // Ends with the headline figure: worst_us_per_request (insert + match, mean over a workload).
 import { PrefixTree } from '@gpufleet/routing-core';
 import { random } from './support/random';
+import { positiveIntOptions } from './support/options';
 
 interface Options {
   requests: number;
@@ -23,16 +24,7 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { requests: 20_000, replicas: 8, rounds: 5 };
-  for (let i = 0; i < args.length; i += 2) {
-    const value = Number(args[i + 1]);
-    if (!Number.isInteger(value) || value <= 0) throw new Error(`${args[i]} needs a positive integer, got ${args[i + 1]}`);
-    if (args[i] === '--requests') options.requests = value;
-    else if (args[i] === '--replicas') options.replicas = value;
-    else if (args[i] === '--rounds') options.rounds = value;
-    else throw new Error(`unknown option ${args[i]} (--requests, --replicas, --rounds)`);
-  }
-  return options;
+  return positiveIntOptions(args, { requests: 20_000, replicas: 8, rounds: 5 });
 }
 
 const WORDS = 'the a of to and in is for on with that model token cache prompt user system assistant answer GPU replica'.split(' ');
