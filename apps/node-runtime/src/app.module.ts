@@ -3,13 +3,19 @@ import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
 import { createLogger, createMetricsRegistry, LOGGER, ObservabilityModule, type Logger } from '@gpufleet/observability';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
-import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from './config';
+import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig, nodeNamesOf } from './config';
 import { PodsModule } from './pods/pods.module';
 import { NodeState } from './runtime/node-state.service';
 import { PodRuntimeService } from './runtime/pod-runtime.service';
 import { RuntimeModule } from './runtime/runtime.module';
 import { NodeRuntimeMetrics } from './runtime/runtime-metrics';
 import { RUNTIME_METRICS } from './runtime/runtime.constants';
+
+/** The NATS connection's name: `node-runtime@<node>`, or `node-runtime@<first>+<N-1>` for a simulated fleet. */
+function processName(config: NodeRuntimeConfig): string {
+  const nodes = nodeNamesOf(config);
+  return `node-runtime@${nodes[0]}${nodes.length > 1 ? `+${nodes.length - 1}` : ''}`;
+}
 
 @Module({})
 export class AppModule {
@@ -22,7 +28,7 @@ export class AppModule {
       module: AppModule,
       global: true,
       imports: [
-        MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `node-runtime@${config.NODE_NAME}`), cluster: config.GPUFLEET_CLUSTER }),
+        MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, processName(config)), cluster: config.GPUFLEET_CLUSTER }),
         ObservabilityModule.forRootAsync({
           service: 'node-runtime',
           registry,
@@ -34,7 +40,7 @@ export class AppModule {
             return [
               natsReadiness(nc),
               { name: 'state', check: () => { if (!state.ready) throw new Error('inventory, ledger and workloads not loaded yet'); } },
-              { name: 'pods', check: () => { if (!pods.ready) throw new Error('pods of an earlier runtime not adopted yet (waiting for the node inventory?)'); } },
+              { name: 'pods', check: () => { if (!pods.ready) throw new Error(pods.notReadyReason()); } },
             ];
           },
         }),

@@ -1,6 +1,6 @@
 import { loadConfig } from '@gpufleet/config';
-import { engineSimEntry, instanceListenAddress, nodeRuntimeConfigSchema, REPO_ROOT, runtimeUrlOf, stateDirOf } from './config';
-import { podBaseEnv } from './runtime/pod-runtime.service';
+import { engineSimEntry, instanceListenAddress, nodeNamesOf, nodeRuntimeConfigSchema, REPO_ROOT, runtimeUrlOf, stateDirOf } from './config';
+import { podBaseEnv } from './runtime/node-pods';
 
 describe('node runtime configuration', () => {
   it('needs NODE_NAME, and defaults the rest', () => {
@@ -16,6 +16,18 @@ describe('node runtime configuration', () => {
     expect(() => loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'gpu-1.example.com' })).toThrow(/NODE_NAME: expected a DNS-1123 label/);
     expect(() => loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'n', STATE_DIR: 'state' })).toThrow(/STATE_DIR: expected an absolute path/);
     expect(() => loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'n', ENGINE_MODE: 'fake' })).toThrow(/ENGINE_MODE: expected one of auto, simulated, real/);
+  });
+
+  it('runs several simulated nodes with SIMULATED_NODES: one state directory and one runtime_url per node', () => {
+    const one = loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'h100-0' });
+    expect(nodeNamesOf(one)).toEqual(['h100-0']);
+    const many = loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'sim', SIMULATED_NODES: 'gpu-0,gpu-1,gpu-0', STATE_DIR: '/srv/nodes', HTTP_PORT: '9000' });
+    expect(nodeNamesOf(many)).toEqual(['gpu-0', 'gpu-1']);
+    expect(stateDirOf(many, 'gpu-1')).toBe('/srv/nodes/gpu-1');
+    expect(stateDirOf({ NODE_NAME: 'sim', STATE_DIR: undefined, SIMULATED_NODES: ['gpu-0'] }, 'gpu-0')).toBe('/var/lib/gpufleet/node-runtime/gpu-0');
+    expect(runtimeUrlOf(many, 'gpu-1')).toBe('http://127.0.0.1:9000/nodes/gpu-1');
+    expect(runtimeUrlOf(one, 'h100-0')).toBe('http://127.0.0.1:8088');
+    expect(() => loadConfig(nodeRuntimeConfigSchema, { NODE_NAME: 'sim', SIMULATED_NODES: 'gpu-0,gpu.1' })).toThrow(/SIMULATED_NODES: expected .*DNS-1123 label/);
   });
 
   it('lets instances listen beyond loopback only when the advertised host is not loopback', () => {

@@ -1,5 +1,5 @@
 import { join, resolve } from 'path';
-import { ConfigOf, defineConfig, duration, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { ConfigOf, defineConfig, duration, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
 import { workspaceRoot } from '@gpufleet/process-kit';
 
 /**
@@ -27,13 +27,18 @@ export const nodeRuntimeConfigSchema = defineConfig({
   NODE_NAME: str({
     pattern: NODE_NAME,
     patternDesc: 'a DNS-1123 label (lower-case letters, digits and "-", at most 63 characters, no dots)',
-    desc: 'Name of the node this runtime runs pods for: its key in the nodes and ledger buckets (the device-discovery agent’s NODE_NAME).',
+    desc: 'Name of the node this runtime runs pods for: its key in the nodes and ledger buckets (the device-discovery agent’s NODE_NAME). With SIMULATED_NODES it names only the process (its NATS connection, the `node` label of its metrics).',
+  }),
+  SIMULATED_NODES: list({
+    default: [],
+    of: str({ pattern: NODE_NAME, patternDesc: 'a DNS-1123 label', desc: 'a node name' }),
+    desc: 'Several nodes run by this one process (a simulated fleet, KWOK-style): comma-separated node names, each with its own pods, state directory (STATE_DIR/<node>) and pods-bucket records. Empty: the one node NODE_NAME.',
   }),
   STATE_DIR: str({
     optional: true,
     pattern: /^\/[^\0]*$/,
     patternDesc: 'an absolute path',
-    desc: 'Where the runtime keeps its process state file, pod logs and GPU instance directories; it must survive runtime restarts. Default /var/lib/gpufleet/node-runtime/<NODE_NAME>.',
+    desc: 'Where the runtime keeps its process state file, pod logs and GPU instance directories; it must survive runtime restarts. Default /var/lib/gpufleet/node-runtime/<NODE_NAME>. With SIMULATED_NODES, the parent of one directory per node (default /var/lib/gpufleet/node-runtime).',
   }),
   ADVERTISE_HOST: str({
     default: '127.0.0.1',
@@ -59,8 +64,25 @@ export const nodeRuntimeConfigSchema = defineConfig({
 export type NodeRuntimeConfig = ConfigOf<typeof nodeRuntimeConfigSchema.fields>;
 export const NODE_RUNTIME_CONFIG = Symbol('NODE_RUNTIME_CONFIG');
 
-export function stateDirOf(config: Pick<NodeRuntimeConfig, 'STATE_DIR' | 'NODE_NAME'>): string {
-  return config.STATE_DIR ?? join('/var/lib/gpufleet/node-runtime', config.NODE_NAME);
+/** SIMULATED_NODES as the helpers below read it: absent means one node. */
+type SimulatedNodes = { readonly SIMULATED_NODES?: readonly string[] };
+
+const DEFAULT_STATE_ROOT = '/var/lib/gpufleet/node-runtime';
+
+/** The nodes this process runs pods for: SIMULATED_NODES (duplicates dropped), or NODE_NAME alone. */
+export function nodeNamesOf(config: Pick<NodeRuntimeConfig, 'NODE_NAME'> & SimulatedNodes): string[] {
+  return config.SIMULATED_NODES?.length ? [...new Set(config.SIMULATED_NODES)] : [config.NODE_NAME];
+}
+
+/** True when this process stands in for several (simulated) nodes. */
+export function isMultiNode(config: SimulatedNodes): boolean {
+  return (config.SIMULATED_NODES?.length ?? 0) > 0;
+}
+
+/** Where `node`'s state lives: STATE_DIR itself for a one-node runtime, STATE_DIR/<node> with SIMULATED_NODES. */
+export function stateDirOf(config: Pick<NodeRuntimeConfig, 'STATE_DIR' | 'NODE_NAME'> & SimulatedNodes, node: string = config.NODE_NAME): string {
+  if (isMultiNode(config)) return join(config.STATE_DIR ?? DEFAULT_STATE_ROOT, node);
+  return config.STATE_DIR ?? join(DEFAULT_STATE_ROOT, config.NODE_NAME);
 }
 
 /** ENGINE_SIM_COMMAND as a program and its arguments. */
@@ -69,10 +91,15 @@ export function engineSimEntry(config: Pick<NodeRuntimeConfig, 'ENGINE_SIM_COMMA
   return { command, args };
 }
 
-/** `http://<ADVERTISE_HOST>:<HTTP_PORT>`, with IPv6 addresses bracketed. */
-export function runtimeUrlOf(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST' | 'HTTP_PORT'>): string {
+/**
+ * `http://<ADVERTISE_HOST>:<HTTP_PORT>`, with IPv6 addresses bracketed; a runtime of several
+ * nodes serves each under `/nodes/<node>`, so a pod's runtime_url names its node's endpoint
+ * even while the same pod moves between two nodes of the process.
+ */
+export function runtimeUrlOf(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST' | 'HTTP_PORT'> & SimulatedNodes, node?: string): string {
   const host = config.ADVERTISE_HOST.includes(':') && !config.ADVERTISE_HOST.startsWith('[') ? `[${config.ADVERTISE_HOST}]` : config.ADVERTISE_HOST;
-  return `http://${host}:${config.HTTP_PORT}`;
+  const base = `http://${host}:${config.HTTP_PORT}`;
+  return isMultiNode(config) && node !== undefined ? `${base}/nodes/${node}` : base;
 }
 
 /** sshd must be reachable where pod status says it is: loopback only when the advertised host is. */

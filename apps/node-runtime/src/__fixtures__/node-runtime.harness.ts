@@ -8,7 +8,7 @@ import { loadConfig } from '@gpufleet/config';
 import { createLogger, NestJsonLogger } from '@gpufleet/observability';
 import { freePort, waitFor } from '@gpufleet/testing';
 import { AppModule } from '../app.module';
-import { nodeRuntimeConfigSchema, stateDirOf, type NodeRuntimeConfig } from '../config';
+import { nodeNamesOf, nodeRuntimeConfigSchema, stateDirOf, type NodeRuntimeConfig } from '../config';
 
 export interface NodeRuntimeUnderTest {
   readonly app: INestApplication;
@@ -25,7 +25,7 @@ export interface NodeRuntimeUnderTest {
  * Resolves once /readyz answers 200: watches synced and earlier processes adopted, which needs
  * the node's inventory in the nodes bucket, so write it first.
  */
-export async function startNodeRuntime(env: Record<string, string>): Promise<NodeRuntimeUnderTest> {
+export async function startNodeRuntime(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<NodeRuntimeUnderTest> {
   const config = loadConfig(nodeRuntimeConfigSchema, {
     LOG_LEVEL: process.env.NODE_RUNTIME_TEST_LOG_LEVEL ?? 'error',
     HTTP_PORT: String(await freePort()),
@@ -35,20 +35,22 @@ export async function startNodeRuntime(env: Record<string, string>): Promise<Nod
   const app = await NestFactory.create(AppModule.forRoot(config), { logger: new NestJsonLogger(createLogger({ service: 'node-runtime', level: config.LOG_LEVEL })) });
   await app.listen(config.HTTP_PORT, '127.0.0.1');
   const url = `http://127.0.0.1:${config.HTTP_PORT}`;
-  await waitFor(`node runtime ${config.NODE_NAME} /readyz`, async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200 || undefined, {
+  if (options.waitReady !== false) await waitFor(`node runtime ${config.NODE_NAME} /readyz`, async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200 || undefined, {
     timeoutMs: 20_000,
     intervalMs: 50,
   });
   return { app, config, url, close: () => app.close() };
 }
 
-/** SIGKILL to every process group the runtime's state file still lists: test cleanup, nothing left behind. */
-export function killRecordedProcesses(config: Pick<NodeRuntimeConfig, 'STATE_DIR' | 'NODE_NAME'>): void {
-  let entries: Array<{ pid: number }> = [];
-  try {
-    entries = (JSON.parse(readFileSync(`${stateDirOf(config)}/processes.json`, 'utf8')) as { entries: Array<{ pid: number }> }).entries;
-  } catch {
-    return;
+/** SIGKILL to every process group the runtime's state files (one per node) still list: test cleanup, nothing left behind. */
+export function killRecordedProcesses(config: Pick<NodeRuntimeConfig, 'STATE_DIR' | 'NODE_NAME'> & { SIMULATED_NODES?: readonly string[] }): void {
+  const entries: Array<{ pid: number }> = [];
+  for (const node of nodeNamesOf(config)) {
+    try {
+      entries.push(...(JSON.parse(readFileSync(`${stateDirOf(config, node)}/processes.json`, 'utf8')) as { entries: Array<{ pid: number }> }).entries);
+    } catch {
+      // no state file: nothing was started there
+    }
   }
   for (const { pid } of entries) {
     try {

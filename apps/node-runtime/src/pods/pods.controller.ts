@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, HttpException, HttpStatus, Inject, Param, Query, Res } from '@nestjs/common';
 import type { ServerResponse } from 'http';
 import { podId, PodRuntimeStatus } from '@gpufleet/contracts';
-import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
+import { isMultiNode, NODE_RUNTIME_CONFIG, NodeRuntimeConfig, nodeNamesOf } from '../config';
 import { PodRuntimeService } from '../runtime/pod-runtime.service';
 import { adminTokenProblem } from './admin-token';
 import { readAppended, tailLines } from './log-file';
@@ -13,6 +13,8 @@ const FOLLOW_POLL_MS = 200;
 const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 interface PodParams {
+  /** Set on the `/nodes/<node>/v1/pods/…` routes of a runtime of several nodes. */
+  node?: string;
   namespace: string;
   workload: string;
   podSet: string;
@@ -22,20 +24,25 @@ interface PodParams {
 
 /**
  * This node's pods over HTTP, next to /healthz, /readyz and /metrics: the list, and each pod's
- * log (how `gpufleet logs` reads them, through the runtime_url in the pod's status).
+ * log (how `gpufleet logs` reads them, through the runtime_url in the pod's status). A runtime
+ * of several simulated nodes serves each node under `/nodes/<node>` too (its pods' runtime_url);
+ * `/v1/pods` then covers all of them.
  */
-@Controller('v1/pods')
+@Controller()
 export class PodsController {
   constructor(
     private readonly runtime: PodRuntimeService,
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
   ) {}
 
-  @Get()
-  list(@Headers('authorization') authorization: string | undefined): { node: string; pods: unknown[] } {
+  /** `{ node, nodes, pods }`: `node` is NODE_NAME (or the node asked for), `nodes` every node whose pods are listed. */
+  @Get(['v1/pods', 'nodes/:node/v1/pods'])
+  list(@Param('node') node: string | undefined, @Headers('authorization') authorization: string | undefined): { node: string; nodes: string[]; pods: unknown[] } {
     const refused = adminTokenProblem(authorization, this.config.GPUFLEET_ADMIN_TOKEN);
     if (refused) throw new HttpException({ error: { code: 'UNAUTHENTICATED', message: refused } }, HttpStatus.UNAUTHORIZED);
-    return { node: this.config.NODE_NAME, pods: this.runtime.statuses().map((s) => PodRuntimeStatus.toJSON(s)) };
+    if (node !== undefined && !this.runtime.has(node)) throw notHere(node, this.config);
+    const nodes = node === undefined ? nodeNamesOf(this.config) : [node];
+    return { node: node ?? this.config.NODE_NAME, nodes, pods: this.runtime.statuses(node).map((s) => PodRuntimeStatus.toJSON(s)) };
   }
 
   /**
@@ -43,7 +50,7 @@ export class PodsController {
    * streams lines as they are appended, until the client disconnects or the pod stops.
    * `?process=sshd`: an instance's sshd log instead of its command's.
    */
-  @Get(':namespace/:workload/:podSet/:replica/:pod/logs')
+  @Get(['v1/pods/:namespace/:workload/:podSet/:replica/:pod/logs', 'nodes/:node/v1/pods/:namespace/:workload/:podSet/:replica/:pod/logs'])
   logs(
     @Param() params: PodParams,
     @Query('tail') tailParam: string | undefined,
@@ -67,14 +74,20 @@ export class PodsController {
     if (followParam !== undefined && !follow && followParam !== '0' && followParam !== 'false') return bad(`follow must be 1 or 0, got ${JSON.stringify(followParam)}`);
     if (processParam !== undefined && processParam !== 'main' && processParam !== 'sshd') return bad(`process must be main or sshd, got ${JSON.stringify(processParam)}`);
 
+    if (params.node !== undefined && !this.runtime.has(params.node)) {
+      const { status, body } = notHereBody(params.node, this.config);
+      return sendJson(res, status, body);
+    }
     const ref = { namespace: params.namespace, workload: params.workload, podSet: params.podSet, replica: Number(params.replica), pod: Number(params.pod) };
-    if (!this.runtime.logFile(ref)) {
-      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `pod ${podId(ref)} is not here on node ${this.config.NODE_NAME}` } });
+    const pods = this.runtime.nodeOf(ref, params.node);
+    if (!pods) {
+      const where = params.node ?? (isMultiNode(this.config) ? `any of the ${nodeNamesOf(this.config).length} nodes of this runtime` : this.config.NODE_NAME);
+      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `pod ${podId(ref)} is not here on ${params.node || !isMultiNode(this.config) ? 'node ' : ''}${where}` } });
       return;
     }
-    const file = this.runtime.logFile(ref, processParam === 'sshd' ? 'sshd' : 'main');
+    const file = pods.logFile(ref, processParam === 'sshd' ? 'sshd' : 'main');
     if (!file) {
-      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `pod ${podId(ref)} on node ${this.config.NODE_NAME} is not a GPU instance: it has no sshd log` } });
+      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `pod ${podId(ref)} on node ${pods.node} is not a GPU instance: it has no sshd log` } });
       return;
     }
 
@@ -103,7 +116,7 @@ export class PodsController {
       const { data, next } = readAppended(file, offset);
       offset = next;
       if (data.length > 0) res.write(data);
-      if (!this.runtime.isRunning(ref)) finish();
+      if (!pods.isRunning(ref)) finish();
     }, FOLLOW_POLL_MS);
     const finish = (): void => {
       if (closed) return;
@@ -114,6 +127,17 @@ export class PodsController {
     // The response closes when the client goes away (or once finish() ended it).
     res.on('close', finish);
   }
+}
+
+function notHereBody(node: string, config: NodeRuntimeConfig): { status: number; body: unknown } {
+  const nodes = nodeNamesOf(config);
+  const shown = nodes.slice(0, 5).join(', ') + (nodes.length > 5 ? `, … (${nodes.length} in all)` : '');
+  return { status: 404, body: { error: { code: 'NOT_FOUND', message: `node ${JSON.stringify(node)} is not run by this runtime; it runs ${shown}` } } };
+}
+
+function notHere(node: string, config: NodeRuntimeConfig): HttpException {
+  const { status, body } = notHereBody(node, config);
+  return new HttpException(body as Record<string, unknown>, status);
 }
 
 /** The response is ours (@Res()), so errors are written directly, in the shape of every gpufleet HTTP error. */

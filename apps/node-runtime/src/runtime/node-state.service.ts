@@ -3,29 +3,50 @@ import { NatsConnection } from 'nats';
 import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
-import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
+import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig, nodeNamesOf } from '../config';
+
+/** What one node's pods are planned from: its inventory, its ledger and the cluster's workloads. */
+export interface NodeView {
+  readonly node: string;
+  readonly inventory: NodeInventory | undefined;
+  readonly ledger: NodeLedger | undefined;
+  readonly workloads: { get(storeKey: string): Workload | undefined };
+}
 
 /**
- * What this node should run, mirrored from JetStream KV (KvMirror): its inventory and its ledger
- * (one key each) and every workload. The mirrors resume from the last revision after a NATS
- * restart, so they catch up with whatever changed meanwhile. Listeners hear of every relevant change.
+ * Called after a change: `node` when only that node's inventory or ledger changed, undefined
+ * when a workload changed (any node may run its pods).
+ */
+export type NodeStateListener = (node: string | undefined) => void;
+
+/**
+ * What this runtime's nodes should run, mirrored from JetStream KV (KvMirror): their inventories
+ * and ledgers (one key per node) and every workload. One mirror per bucket serves every node of
+ * the process, so a runtime standing in for a thousand simulated nodes still holds three watches.
+ * The mirrors resume from the last revision after a NATS restart, so they catch up with whatever
+ * changed meanwhile.
  */
 @Injectable()
 export class NodeState implements OnModuleInit, OnApplicationShutdown {
   private readonly logger: Logger;
+  private readonly cluster: string;
+  /** The nodes this process runs pods for, in configuration order. */
+  readonly nodes: readonly string[];
   /** Where this runtime reports its pods; opened here with the other buckets. */
   pods!: KvStore<PodRuntimeStatus>;
   private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload> };
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
-    @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
+    @Inject(NODE_RUNTIME_CONFIG) config: NodeRuntimeConfig,
     @Inject(LOGGER) logger: Logger,
   ) {
     this.logger = logger.child({ context: 'node-state' });
+    this.nodes = nodeNamesOf(config);
+    this.cluster = config.GPUFLEET_CLUSTER;
   }
 
   /** True once every bucket's current content has been read. */
@@ -33,31 +54,37 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
     return this.synced;
   }
 
-  get inventory(): NodeInventory | undefined {
-    return this.mirrors.nodes.get(this.config.NODE_NAME)?.value;
+  /** One node's view; reads go to the live mirrors. */
+  view(node: string): NodeView {
+    const mirrors = () => this.mirrors;
+    const workloads = { get: (storeKey: string): Workload | undefined => mirrors().workloads.get(storeKey)?.value };
+    return {
+      node,
+      get inventory() {
+        return mirrors().nodes.get(node)?.value;
+      },
+      get ledger() {
+        return mirrors().ledger.get(node)?.value;
+      },
+      workloads,
+    };
   }
-
-  get ledger(): NodeLedger | undefined {
-    return this.mirrors.ledger.get(this.config.NODE_NAME)?.value;
-  }
-
-  /** Every workload of the cluster, by its key in the workloads bucket ("<namespace>.<name>"). */
-  readonly workloads = { get: (storeKey: string): Workload | undefined => this.mirrors.workloads.get(storeKey)?.value };
 
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
-    const cluster = this.config.GPUFLEET_CLUSTER;
+    const cluster = this.cluster;
     const [nodes, ledger, workloads, pods] = await Promise.all([
       KvStore.open(js, Buckets.nodes(cluster), NodeInventory),
       KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
       KvStore.open(js, Buckets.workloads(cluster), Workload),
       KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
     ]);
-    // The nodes and ledger buckets hold every node; only this node's key matters here.
-    const mine = (key: string) => key === this.config.NODE_NAME;
+    // The nodes and ledger buckets hold every node of the cluster; only this process's keys matter.
+    const mine = new Set(this.nodes);
+    const filter = (key: string) => mine.has(key);
     this.mirrors = {
-      nodes: new KvMirror(nodes, { logger: this.logger, filter: mine }),
-      ledger: new KvMirror(ledger, { logger: this.logger, filter: mine }),
+      nodes: new KvMirror(nodes, { logger: this.logger, filter }),
+      ledger: new KvMirror(ledger, { logger: this.logger, filter }),
       workloads: new KvMirror(workloads, { logger: this.logger }),
     };
     this.pods = pods;
@@ -65,19 +92,25 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const all = Object.values(this.mirrors) as Array<KvMirror<unknown>>;
-    for (const mirror of all) this.unsubscribe.push(mirror.listen(() => this.changed()));
-    await Promise.all(all.map((m) => m.start()));
-    this.synced = true;
-    const workloads = this.mirrors.workloads.entries.size;
-    this.logger.info(
-      `state of node ${this.config.NODE_NAME} loaded: inventory ${this.inventory ? `with ${this.inventory.accelerators.length} accelerators` : 'not published yet'}, ` +
-        `${this.ledger?.entries.length ?? 0} ledger entries, ${workloads} workloads in the cluster`,
+    const { nodes, ledger, workloads } = this.mirrors;
+    this.unsubscribe.push(
+      nodes.listen((key) => this.changed(key)),
+      ledger.listen((key) => this.changed(key)),
+      workloads.listen(() => this.changed(undefined)),
     );
+    await Promise.all([nodes.start(), ledger.start(), workloads.start()]);
+    this.synced = true;
+    const published = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
+    const first = this.view(this.nodes[0]);
+    const what =
+      this.nodes.length === 1
+        ? `node ${first.node} loaded: inventory ${first.inventory ? `with ${first.inventory.accelerators.length} accelerators` : 'not published yet'}, ${first.ledger?.entries.length ?? 0} ledger entries`
+        : `${this.nodes.length} nodes loaded: ${published} inventories published, ${ledger.entries.size} ledgers`;
+    this.logger.info(`state of ${what}, ${workloads.entries.size} workloads in the cluster`);
   }
 
-  /** Called after every change of this node's inventory or ledger, or of any workload. */
-  onChange(listener: () => void): () => void {
+  /** Called after every change of one of these nodes' inventory or ledger, or of any workload. */
+  onChange(listener: NodeStateListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -91,7 +124,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
     this.stop();
   }
 
-  private changed(): void {
-    for (const listener of [...this.listeners]) listener();
+  private changed(node: string | undefined): void {
+    for (const listener of [...this.listeners]) listener(node);
   }
 }

@@ -1,80 +1,25 @@
-import { mkdirSync, rmSync } from 'fs';
-import { userInfo } from 'os';
-import { join } from 'path';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { parsePodStoreKey, podStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
-import {
-  desiredPods,
-  diffPods,
-  instanceName,
-  instancesDir,
-  planPod,
-  podDir,
-  podLogFile,
-  podRuntimeStatus,
-  resolveEngineMode,
-  sshdLogFile,
-  stateFilePath,
-  type FailedPodPlan,
-  type KnownPod,
-  type PlanContext,
-  type PodPlan,
-  type PodProcess,
-  type RunnablePodPlan,
-} from '@gpufleet/node-runtime-core';
-import { ReconcileLoop } from '@gpufleet/messaging';
+import { parsePodStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
-import { freePort } from '@gpufleet/process-kit';
-import { DEVICE_VISIBILITY_VARS, ProcessTable, SshdInstance, StateFile, type ProcessEvent, type ProcessSpec } from '@gpufleet/process-runtime';
-import { engineSimEntry, instanceListenAddress, NODE_RUNTIME_CONFIG, nodeRuntimeConfigSchema, NodeRuntimeConfig, REPO_ROOT, runtimeUrlOf, stateDirOf } from '../config';
+import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
+import { NodePods } from './node-pods';
 import { NodeState } from './node-state.service';
-import { PodStatusWriter } from './pod-status-writer';
 import { NodeRuntimeMetrics } from './runtime-metrics';
 import { RUNTIME_METRICS } from './runtime.constants';
 
-/** A pod whose processes this runtime supervises. */
-interface ManagedPod {
-  plan: RunnablePodPlan;
-  /** ProcessTable ids, the one reported first (engine, sshd) first. */
-  processIds: string[];
-  roles: string[];
-  sshd: SshdInstance | undefined;
-  /** Carried over from the record of an earlier runtime, for processes this one adopted. */
-  restartsBefore: number;
-  startedAt: Date | undefined;
-}
-
-/** Safety net: reconcile this often even without a change (a failed start, a missed event). */
-const RESYNC_MS = 30_000;
+/** Records read at once when the runtime starts: bounded, so a big fleet's start is not a burst of thousands of reads. */
+const RECORD_READS_IN_FLIGHT = 64;
 
 /**
- * The node runtime's reconcile loop: makes the processes of this node match the pods the ledger
- * places here, and reports each pod to the pods bucket. Passes are serialised, and changes that
- * arrive during a pass coalesce into one more pass. The algorithm (which pods, which devices,
- * which command, what changed) is `@gpufleet/node-runtime-core`; this class does what it decides.
+ * The node runtime: one NodePods (its reconcile loop, process table and records) per node this
+ * process runs pods for, NODE_NAME alone or every node of SIMULATED_NODES. A change of one
+ * node's inventory or ledger wakes that node's loop; a workload change wakes them all (each
+ * pass is cheap when nothing of the node changed).
  */
 @Injectable()
 export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger: Logger;
-  /** Reconcile passes: never overlapping; changes during one make one more; a failed pass is retried after RESYNC_MS. */
-  private readonly loop: ReconcileLoop;
-  private readonly node: string;
-  private readonly stateDir: string;
-  private readonly table: ProcessTable;
-  private readonly managed = new Map<string, ManagedPod>();
-  /** Desired pods that cannot run now, with why. */
-  private readonly failed = new Map<string, FailedPodPlan>();
-  /** A pod's port for its whole life, across replacements and runtime restarts. */
-  private readonly ports = new Map<string, number>();
-  /** This node's records in the pods bucket when the runtime started. */
-  private readonly previous = new Map<string, PodRuntimeStatus>();
-  /** ProcessTable id → pod key. */
-  private readonly owners = new Map<string, string>();
-  private readonly sshUser = userInfo().username;
-  private writer!: PodStatusWriter;
-  private restored = false;
-  private waitingForInventory = false;
-  private closed = false;
+  private readonly nodes = new Map<string, NodePods>();
   private offChange: (() => void) | undefined;
 
   constructor(
@@ -82,379 +27,102 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     private readonly state: NodeState,
     @Inject(RUNTIME_METRICS) private readonly metrics: NodeRuntimeMetrics,
     @Inject(LOGGER) logger: Logger,
-    @Inject(METRICS_REGISTRY) registry: Registry,
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
   ) {
     this.logger = logger.child({ context: 'pods' });
-    this.loop = new ReconcileLoop({ name: 'pods', logger: this.logger, registry, retryMs: RESYNC_MS, resyncMs: RESYNC_MS, pass: () => this.reconcile() });
-    this.node = config.NODE_NAME;
-    this.stateDir = stateDirOf(config);
-    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
-    this.table = new ProcessTable(new StateFile(stateFilePath(this.stateDir)), {
-      baseEnv: podBaseEnv(process.env),
-      killGraceMs: config.STOP_GRACE_S * 1000,
-    });
-    this.table.on((event) => this.onProcessEvent(event));
   }
 
-  /** True once the runtime has adopted what an earlier one left and is reconciling. */
+  /** True once every node has adopted what an earlier runtime left and is reconciling. */
   get ready(): boolean {
-    return this.restored;
+    return this.nodes.size === this.state.nodes.length && [...this.nodes.values()].every((n) => n.ready);
+  }
+
+  /** Why the runtime is not ready yet, for /readyz. */
+  notReadyReason(): string {
+    if (this.nodes.size < this.state.nodes.length) return 'earlier pods records not read yet';
+    const pending = [...this.nodes.values()].filter((n) => !n.ready);
+    const waiting = pending.filter((n) => n.waiting);
+    const names = (list: NodePods[]) => list.slice(0, 3).map((n) => n.node).join(', ') + (list.length > 3 ? ', …' : '');
+    if (waiting.length > 0) {
+      return `${waiting.length} of ${this.nodes.size} nodes wait for their inventory in the nodes bucket (${names(waiting)}); pods of an earlier runtime are adopted once it is there`;
+    }
+    return `${pending.length} of ${this.nodes.size} nodes have not adopted the pods of an earlier runtime yet (${names(pending)})`;
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.writer = new PodStatusWriter(this.state.pods, {
-      render: (key) => this.render(key),
-      onError: (key, err) => this.logger.warn(`pod ${key}: status not written, retrying: ${(err as Error).message}`),
-    });
-    // Ports of this node's pods as an earlier runtime recorded them: a pod keeps its port, so
-    // its ProcessSpec (the port is in its arguments) matches and adoption keeps it running.
-    for (const key of await this.state.pods.keys()) {
-      const ref = parsePodStoreKey(key);
-      if (ref?.node !== this.node) continue;
-      const record = await this.state.pods.get(key).catch(() => undefined);
-      if (!record) continue;
-      this.previous.set(key, record.value);
-      this.writer.known(key, record.value);
-      if (record.value.port > 0) this.ports.set(key, record.value.port);
-    }
+    const previous = await this.previousRecords();
     await this.state.start();
-    this.offChange = this.state.onChange(() => this.request());
-    this.loop.start();
+    for (const node of this.state.nodes) {
+      this.nodes.set(
+        node,
+        new NodePods({
+          config: this.config,
+          view: this.state.view(node),
+          pods: this.state.pods,
+          previous: previous.get(node) ?? new Map(),
+          metrics: this.metrics,
+          logger: this.logger,
+          registry: this.registry,
+        }),
+      );
+    }
+    this.offChange = this.state.onChange((node) => {
+      if (node === undefined) for (const pods of this.nodes.values()) pods.request();
+      else this.nodes.get(node)?.request();
+    });
+    for (const pods of this.nodes.values()) pods.start();
+    if (this.nodes.size > 1) this.logger.info(`running pods for ${this.nodes.size} nodes: ${[...this.nodes.keys()].slice(0, 5).join(', ')}${this.nodes.size > 5 ? ', …' : ''}`);
   }
 
-  /**
-   * Runtime shutdown: the pods keep running (detached, recorded in the state file) for the next
-   * runtime to adopt. A pass in progress (a pod being stopped) is waited for, at most the grace.
-   */
+  /** On SIGTERM: every node detaches from its pods (they keep running) for the next runtime to adopt. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.closed = true;
     this.offChange?.();
     this.state.stop();
-    await Promise.race([this.loop.stop(), sleep(this.config.STOP_GRACE_S * 1000 + 5_000)]);
-    if (this.writer) {
-      await Promise.race([this.writer.flush(), sleep(2_000)]);
-      this.writer.close();
-    }
-    const running = this.table.list().length;
-    this.table.detachAll();
-    this.logger.info(`detached from ${running} processes; they keep running for the next runtime to adopt`);
+    const running = await Promise.all([...this.nodes.values()].map((n) => n.detach()));
+    const total = running.reduce((a, b) => a + b, 0);
+    this.logger.info(`detached from ${total} processes; they keep running for the next runtime to adopt`);
   }
 
-  /** Every pod of this node as it is now: the records of the pods bucket, live. */
-  statuses(): PodRuntimeStatus[] {
-    return [...new Set([...this.managed.keys(), ...this.failed.keys()])]
-      .sort()
-      .map((key) => this.render(key))
-      .filter((s): s is PodRuntimeStatus => s !== undefined);
+  /** Every pod of these nodes as it is now: the records of the pods bucket, live. */
+  statuses(node?: string): PodRuntimeStatus[] {
+    const nodes = node === undefined ? [...this.nodes.values()] : [this.nodes.get(node)].filter((n): n is NodePods => n !== undefined);
+    return nodes.flatMap((n) => n.statuses());
   }
 
-  /** Where a pod's output is: `main` (engine, instance command; the sshd log for an instance without one) or `sshd`. */
-  logFile(ref: Omit<PodRef, 'node'>, which: 'main' | 'sshd' = 'main'): string | undefined {
-    const key = podStoreKey({ ...ref, node: this.node });
-    const plan = this.managed.get(key)?.plan ?? this.failed.get(key);
-    if (!plan) return undefined;
-    if (plan.kind === 'instance' && (which === 'sshd' || !plan.command)) return sshdLogFile(this.stateDir, ref);
-    if (which === 'sshd') return undefined;
-    return podLogFile(this.stateDir, ref);
-  }
-
-  /** True while the pod's processes run (or wait to restart); false once it stopped, failed or is gone. */
-  isRunning(ref: Omit<PodRef, 'node'>): boolean {
-    const status = this.render(podStoreKey({ ...ref, node: this.node }));
-    return status !== undefined && status.state !== 'Stopped' && status.state !== 'Failed';
-  }
-
-  /** Asks for a reconcile pass; passes never overlap, and requests during one make one more. */
-  request(): void {
-    if (!this.closed) this.loop.kick();
-  }
-
-  private async reconcile(): Promise<void> {
-    const desired = desiredPods(this.node, this.state.ledger, this.state.workloads);
-    const inventory = this.state.inventory;
-    if (!inventory) {
-      // Devices cannot be mapped without the inventory: nothing starts (nor is anything an earlier
-      // runtime left adopted or killed) until it is published; pods no longer desired still stop.
-      if (!this.restored) {
-        if (!this.waitingForInventory) this.logger.warn(`node ${this.node} has no inventory in the nodes bucket yet; waiting for it before starting pods`);
-        this.waitingForInventory = true;
-        return;
-      }
-      const wanted = new Set(desired.map((d) => d.key));
-      await Promise.all(this.knownPods().filter((k) => !wanted.has(k.key)).map((k) => this.stopPod(k.key, true)));
-      return;
-    }
-    const ctx = this.planContext(inventory);
-    const plans: PodPlan[] = [];
-    for (const pod of desired) plans.push(planPod(pod, await this.portFor(pod.key), ctx));
-    if (this.closed) return;
-    if (!this.restored) await this.restore(plans);
-
-    const changes = diffPods(plans, this.knownPods());
-    await Promise.all(changes.stop.map((key) => this.stopPod(key, true)));
-    for (const plan of changes.fail) {
-      if (this.managed.has(plan.key)) {
-        this.logger.warn(`pod ${plan.pod.id} can no longer run as placed, stopping it: ${plan.message}`);
-        await this.stopPod(plan.key, false);
-      } else if (this.failed.get(plan.key)?.message !== plan.message) {
-        this.logger.warn(`pod ${plan.pod.id} cannot start: ${plan.message}`);
-      }
-      this.failed.set(plan.key, plan);
-      this.writer.mark(plan.key);
-    }
-    await Promise.all(
-      changes.replace.map(async (plan) => {
-        this.logger.info(`pod ${plan.pod.id}: its template or devices changed; replacing it`);
-        await this.stopPod(plan.key, false);
-        if (!this.closed) await this.startPod(plan);
-      }),
-    );
-    for (const plan of changes.start) {
-      if (this.closed) return;
-      await this.startPod(plan);
-    }
+  /** True when this process runs pods for `node`. */
+  has(node: string): boolean {
+    return this.nodes.has(node);
   }
 
   /**
-   * Once, before anything starts: adopts the processes an earlier runtime left running that are
-   * still desired with the same spec, kills the others, then starts what has no process.
+   * The node that runs the pod `ref`: `node` when given, otherwise the one node that has it (a
+   * pod moving between two nodes of this process is on both for a while: the one running it wins).
    */
-  private async restore(plans: readonly PodPlan[]): Promise<void> {
-    const prepared: Array<{ plan: RunnablePodPlan; pod: ManagedPod; specs: ProcessSpec[] }> = [];
-    for (const plan of plans) {
-      if (plan.kind === 'failed') continue;
-      try {
-        const { pod, specs } = this.prepare(plan);
-        prepared.push({ plan, pod, specs });
-      } catch (err) {
-        this.failed.set(plan.key, failedPlan(plan, err));
-        this.writer.mark(plan.key);
-      }
+  nodeOf(ref: Omit<PodRef, 'node'>, node?: string): NodePods | undefined {
+    if (node !== undefined) {
+      const pods = this.nodes.get(node);
+      return pods?.logFile(ref) ? pods : undefined;
     }
-    const result = await this.table.restore(prepared.flatMap((p) => p.specs));
-    for (const d of result.decisions) this.logger.info(`restore ${d.id}: ${d.action} (${d.reason})`);
-    const toStart = new Set(result.toStart.map((s) => s.id));
-    for (const { plan, pod, specs } of prepared) {
-      const record = this.previous.get(plan.key);
-      const missing = specs.filter((s) => toStart.has(s.id));
-      if (missing.length === 0 && record) {
-        pod.restartsBefore = record.restarts;
-        pod.startedAt = record.startedAt;
-      }
-      try {
-        await this.launch(pod, missing);
-      } catch (err) {
-        this.failed.set(plan.key, failedPlan(plan, err));
-      }
-      this.writer.mark(plan.key);
-    }
-    // Pods an earlier runtime ran that are no longer desired: their processes were killed just
-    // now; their records and directories go too.
-    const wanted = new Set(plans.map((p) => p.key));
-    for (const key of [...this.previous.keys()]) {
-      if (wanted.has(key)) continue;
-      await this.stopPod(key, true);
-    }
-    this.restored = true;
-    this.logger.info(`restored: ${result.adopted.length} processes adopted, ${result.toStart.length} started, ${result.decisions.filter((d) => d.action === 'kill').length} killed`);
+    const having = [...this.nodes.values()].filter((n) => n.logFile(ref) !== undefined);
+    return having.find((n) => n.isRunning(ref)) ?? having[0];
   }
 
-  private async startPod(plan: RunnablePodPlan): Promise<void> {
-    try {
-      const { pod, specs } = this.prepare(plan);
-      await this.launch(pod, specs);
-      this.logger.info(`pod ${plan.pod.id} starting on port ${plan.port} with ${JSON.stringify(plan.devicesEnv)}`);
-    } catch (err) {
-      const failed = failedPlan(plan, err);
-      this.logger.warn(`pod ${plan.pod.id} cannot start: ${failed.message}`);
-      this.failed.set(plan.key, failed);
-    }
-    this.writer.mark(plan.key);
-  }
-
-  /** Registers the pod and starts `specs` (all of it, or what adoption left); nothing half-started survives a failure. */
-  private async launch(pod: ManagedPod, specs: readonly ProcessSpec[]): Promise<void> {
-    this.register(pod);
-    try {
-      for (const spec of specs) this.table.start(spec);
-    } catch (err) {
-      await this.stopProcesses(pod.plan.key, pod);
-      throw err;
-    }
-    this.failed.delete(pod.plan.key);
-  }
-
-  /** The pod's process specs, with its directories and (instances) sshd files written. */
-  private prepare(plan: RunnablePodPlan): { pod: ManagedPod; specs: ProcessSpec[] } {
-    mkdirSync(podDir(this.stateDir, plan.pod.ref), { recursive: true });
-    const pod: ManagedPod = { plan, processIds: [], roles: [], sshd: undefined, restartsBefore: 0, startedAt: undefined };
-    const specs: ProcessSpec[] = [];
-    if (plan.kind === 'engine') {
-      specs.push(plan.process);
-      pod.roles.push('engine');
-    } else {
-      const sshd = new SshdInstance({
-        id: plan.sshd.name,
-        baseDir: plan.sshd.baseDir,
-        workDir: plan.sshd.workDir,
-        authorizedKeys: plan.sshd.authorizedKeys,
-        env: plan.sshd.env,
-        listenAddress: plan.sshd.listenAddress,
-        logFile: plan.sshd.logFile,
-        stopGraceMs: this.config.STOP_GRACE_S * 1000,
-        backoff: this.backoff(),
+  /** The node runtime's pod records in the bucket when it started, by node and key. */
+  private async previousRecords(): Promise<Map<string, Map<string, PodRuntimeStatus>>> {
+    const mine = new Set(this.state.nodes);
+    const keys = (await this.state.pods.keys()).filter((key) => mine.has(parsePodStoreKey(key)?.node ?? ''));
+    const byNode = new Map<string, Map<string, PodRuntimeStatus>>();
+    for (let i = 0; i < keys.length; i += RECORD_READS_IN_FLIGHT) {
+      const batch = keys.slice(i, i + RECORD_READS_IN_FLIGHT);
+      const records = await Promise.all(batch.map((key) => this.state.pods.get(key).catch(() => undefined)));
+      batch.forEach((key, j) => {
+        const record = records[j];
+        if (!record) return;
+        const node = parsePodStoreKey(key)!.node;
+        if (!byNode.has(node)) byNode.set(node, new Map());
+        byNode.get(node)!.set(key, record.value);
       });
-      specs.push(sshd.prepare(plan.port));
-      pod.sshd = sshd;
-      pod.roles.push('sshd');
-      if (plan.command) {
-        specs.push(plan.command);
-        pod.roles.push('command');
-      }
     }
-    pod.processIds = specs.map((s) => s.id);
-    return { pod, specs };
+    return byNode;
   }
-
-  private register(pod: ManagedPod): void {
-    this.managed.set(pod.plan.key, pod);
-    for (const id of pod.processIds) this.owners.set(id, pod.plan.key);
-  }
-
-  /**
-   * Stops a pod's processes (SIGTERM, SIGKILL after STOP_GRACE_S). For good (no longer desired):
-   * its record, port, log directory and instance directory (host key included) go too.
-   */
-  private async stopPod(key: string, forGood: boolean): Promise<void> {
-    const pod = this.managed.get(key);
-    const ref = pod?.plan.pod.ref ?? this.failed.get(key)?.pod.ref ?? parsePodStoreKey(key);
-    if (pod) {
-      this.logger.info(`pod ${pod.plan.pod.id}: stopping${forGood ? ' (no longer placed on this node or no longer admitted)' : ''}`);
-      await this.stopProcesses(key, pod);
-    }
-    if (forGood) {
-      this.failed.delete(key);
-      this.ports.delete(key);
-      this.previous.delete(key);
-      if (ref) {
-        if (pod?.sshd) await pod.sshd.stop();
-        else rmSync(join(instancesDir(this.stateDir), instanceName(ref)), { recursive: true, force: true });
-        rmSync(podDir(this.stateDir, ref), { recursive: true, force: true });
-      }
-    }
-    this.writer.mark(key);
-  }
-
-  private async stopProcesses(key: string, pod: ManagedPod): Promise<void> {
-    await Promise.all(pod.processIds.map((id) => this.table.stop(id)));
-    for (const id of pod.processIds) this.owners.delete(id);
-    if (this.managed.get(key) === pod) this.managed.delete(key);
-  }
-
-  private knownPods(): KnownPod[] {
-    const known: KnownPod[] = [];
-    for (const [key, pod] of this.managed) known.push({ key, launch: pod.plan.launch });
-    for (const key of this.failed.keys()) if (!this.managed.has(key)) known.push({ key, launch: undefined });
-    return known;
-  }
-
-  private async portFor(key: string): Promise<number> {
-    const known = this.ports.get(key);
-    if (known !== undefined) return known;
-    const taken = new Set(this.ports.values());
-    let port = await freePort();
-    // The kernel may hand out a port another pod was given but has not bound yet.
-    for (let i = 0; taken.has(port) && i < 10; i++) port = await freePort();
-    this.ports.set(key, port);
-    return port;
-  }
-
-  private planContext(inventory: NonNullable<NodeState['inventory']>): PlanContext {
-    return {
-      inventory,
-      stateDir: this.stateDir,
-      engineMode: resolveEngineMode(this.config.ENGINE_MODE, inventory),
-      engineSim: { ...engineSimEntry(this.config), cwd: REPO_ROOT },
-      stopGraceMs: this.config.STOP_GRACE_S * 1000,
-      backoff: this.backoff(),
-      healthIntervalMs: this.config.HEALTH_PROBE_INTERVAL_S * 1000,
-      instanceListenAddress: instanceListenAddress(this.config),
-    };
-  }
-
-  private backoff(): { baseMs: number; capMs: number } {
-    return { baseMs: this.config.RESTART_BACKOFF_BASE_S * 1000, capMs: this.config.RESTART_BACKOFF_CAP_S * 1000 };
-  }
-
-  /** The record of a pod now; undefined when this runtime runs nothing for it (its record is deleted). */
-  private render(key: string): PodRuntimeStatus | undefined {
-    const pod = this.managed.get(key);
-    const plan = pod?.plan ?? this.failed.get(key);
-    if (!plan) return undefined;
-    const processes: PodProcess[] = [];
-    pod?.processIds.forEach((id, i) => {
-      const status = this.table.get(id)?.status();
-      if (status) processes.push({ role: pod.roles[i], status });
-    });
-    let sshHostKey: string | undefined;
-    try {
-      sshHostKey = pod?.sshd?.hostPublicKey;
-    } catch {
-      sshHostKey = undefined;
-    }
-    return podRuntimeStatus({
-      node: this.node,
-      plan,
-      processes,
-      host: this.config.ADVERTISE_HOST,
-      runtimeUrl: runtimeUrlOf(this.config),
-      ...(plan.kind === 'instance' ? { sshUser: this.sshUser, ...(sshHostKey ? { sshHostKey } : {}) } : {}),
-      restartsBefore: pod?.restartsBefore ?? 0,
-      ...(pod?.startedAt ? { startedAt: pod.startedAt } : {}),
-      now: new Date(),
-    });
-  }
-
-  private onProcessEvent(event: ProcessEvent): void {
-    const key = this.owners.get(event.id);
-    if (key === undefined) return;
-    const pod = this.managed.get(key);
-    const plan = pod?.plan;
-    if (event.type === 'started' && event.restarts > 0 && !event.adopted && plan) {
-      this.metrics.restarts.inc({ namespace: plan.pod.ref.namespace, workload: plan.pod.ref.workload });
-    }
-    if (event.type === 'exited' && pod && plan && this.table.get(event.id)?.state !== 'Stopping') {
-      this.logger.warn(`pod ${plan.pod.id}: ${pod.roles[pod.processIds.indexOf(event.id)] ?? event.id} ${event.exit.reason}`);
-    }
-    this.writer?.mark(key);
-  }
-}
-
-/**
- * What every pod process starts from: the runtime's environment without its own configuration
- * (NATS credentials, its ports) and without any device visibility variable; the pod's spec adds
- * its devices and its own variables.
- */
-export function podBaseEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const own = new Set([...Object.keys(nodeRuntimeConfigSchema.fields), ...DEVICE_VISIBILITY_VARS]);
-  const base: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && !own.has(name)) base[name] = value;
-  return base;
-}
-
-function failedPlan(plan: RunnablePodPlan, err: unknown): FailedPodPlan {
-  const message = (err as { message?: unknown })?.message;
-  return {
-    kind: 'failed',
-    key: plan.key,
-    pod: plan.pod,
-    port: plan.port,
-    templateHash: plan.templateHash,
-    devicesEnv: plan.devicesEnv,
-    message: typeof message === 'string' ? message : String(err),
-  };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
