@@ -144,6 +144,10 @@ describe('model deployments and GPU instances on `gpufleet up`', () => {
     '3',
     '--reschedule-after',
     String(RESCHEDULE_AFTER_S),
+    // An agent per node, so that stopping one takes exactly one node away (the other tests run
+    // the default: several nodes per agent and runtime process).
+    '--nodes-per-process',
+    '1',
   ]);
 
   afterAll(async () => {

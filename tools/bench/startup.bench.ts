@@ -14,19 +14,25 @@
 // young-generation flags `gpufleet up` gives it. Figures are medians. dist/ is built first when
 // stale (cached: nothing is compiled when it is fresh).
 //
+// Then `gpufleet up` end to end (support/up-stack.ts: bin/gpufleet in a fresh home, time from
+// spawn to "gpufleet is up", VmRSS summed over the whole process tree), `--up-runs` times per
+// form, alternating: built (what `npm start` runs now: dist/, several nodes per agent and runtime
+// process), today (`--from-source --nodes-per-process 1`: how `up` ran when issue 11 was filed)
+// and, to tell the two gains apart, built with one agent and one runtime per node. Last, one
+// `up` of the 1,000-node fleet file (`--fleet`, default examples/fleets/fleet-1000.yaml).
+// `--up-runs 0` skips both.
+//
 // Ends with: <service>_ready_ms, <service>_rss_mib (built), <service>_ready_ratio and
 // <service>_rss_ratio (built / today) per service (so node_runtime_rss_mib and
-// scheduler_ready_ratio), and agent_rss_mib (device-discovery, built).
-//
-// Not measured yet: `gpufleet up` end to end (up_ready_ratio, up_rss_mib) needs `up` to run the
-// built output, and fleet_1000_rss_mib needs many simulated nodes per agent process; both are
-// later parts of issue 11.
+// scheduler_ready_ratio), agent_rss_mib (device-discovery, built), and up_ready_ratio
+// (built / today), up_rss_mib (built) and fleet_1000_rss_mib.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startNats, startRedis, type RunningServer } from '@gpufleet/testing';
 import { buildApp as build } from '@gpufleet/process-kit';
 import { REPO_ROOT, startProcess } from './support/http-load';
+import { describeKinds, measureUp, type UpSample } from './support/up-stack';
 
 type Form = 'built' | 'today';
 
@@ -100,12 +106,19 @@ interface Options {
   runs: number;
   warmup: number;
   services: Service[];
+  upRuns: number;
+  fleet: string;
 }
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { runs: 3, warmup: 1, services: SERVICES };
+  const options: Options = { runs: 3, warmup: 1, services: SERVICES, upRuns: 1, fleet: 'examples/fleets/fleet-1000.yaml' };
   for (let i = 0; i < args.length; i += 2) {
     const value = args[i + 1];
+    if (args[i] === '--fleet') {
+      if (!value) throw new Error('--fleet needs a fleet file');
+      options.fleet = value;
+      continue;
+    }
     if (args[i] === '--services') {
       const names = (value ?? '').split(',');
       const unknown = names.filter((n) => !SERVICES.some((s) => s.app === n));
@@ -117,7 +130,8 @@ function parseOptions(args: string[]): Options {
     if (!Number.isInteger(n) || n < 0 || (args[i] === '--runs' && n === 0)) throw new Error(`${args[i]} needs a ${args[i] === '--runs' ? 'positive' : 'non-negative'} integer, got ${value}`);
     if (args[i] === '--runs') options.runs = n;
     else if (args[i] === '--warmup') options.warmup = n;
-    else throw new Error(`unknown option ${args[i]} (--runs, --warmup, --services)`);
+    else if (args[i] === '--up-runs') options.upRuns = n;
+    else throw new Error(`unknown option ${args[i]} (--runs, --warmup, --services, --up-runs, --fleet)`);
   }
   return options;
 }
@@ -203,7 +217,8 @@ export async function run(args: string[]): Promise<void> {
         `${pad(`${f.today.rssMib.toFixed(1)} MiB`, 11)}${pad((f.built.rssMib / f.today.rssMib).toFixed(2), 7)}`,
     );
   }
-  console.log('(up_ready_ratio, up_rss_mib and fleet_1000_rss_mib: not measured yet, see the header of this file)\n');
+  const stack = options.upRuns > 0 ? await measureStacks(options) : undefined;
+  console.log('');
 
   for (const f of figures) {
     const name = f.app.replace(/-/g, '_');
@@ -215,4 +230,44 @@ export async function run(args: string[]): Promise<void> {
   // node_runtime_rss_mib and scheduler_ready_ratio are among the lines above.
   const agent = figures.find((f) => f.app === 'device-discovery');
   if (agent) console.log(`agent_rss_mib: ${agent.built.rssMib.toFixed(1)}`);
+  if (stack) {
+    console.log(`up_ready_ratio: ${(stack.built.readyMs / stack.today.readyMs).toFixed(2)}`);
+    console.log(`up_rss_mib: ${stack.built.rssMib.toFixed(0)}`);
+    console.log(`fleet_1000_rss_mib: ${stack.fleet.rssMib.toFixed(0)}`);
+  }
+}
+
+type UpForm = 'built' | 'today' | 'built, a process per node';
+
+const UP_FORMS: Record<UpForm, string[]> = {
+  built: [],
+  today: ['--from-source', '--nodes-per-process', '1'],
+  'built, a process per node': ['--nodes-per-process', '1'],
+};
+
+/** `gpufleet up` of the dev fleet in each form (medians of --up-runs), then once of the big fleet. */
+async function measureStacks(options: Options): Promise<{ built: UpSample; today: UpSample; fleet: UpSample }> {
+  const forms = Object.keys(UP_FORMS) as UpForm[];
+  const samples = new Map<UpForm, UpSample[]>();
+  for (let i = 0; i < options.upRuns; i++) {
+    for (const form of i % 2 === 0 ? forms : [...forms].reverse()) {
+      const sample = await measureUp(`up (${form})`, UP_FORMS[form]);
+      samples.set(form, [...(samples.get(form) ?? []), sample]);
+      console.log(`up run ${i + 1}/${options.upRuns} ${pad(form, 26)}: ready ${(sample.readyMs / 1000).toFixed(1)} s, rss ${sample.rssMib.toFixed(0)} MiB in ${sample.processes} processes (${describeKinds(sample)})`);
+    }
+  }
+  const fleet = await measureUp(`up --fleet ${options.fleet}`, ['--fleet', options.fleet]);
+  console.log(`up --fleet ${options.fleet}: ready ${(fleet.readyMs / 1000).toFixed(1)} s, rss ${fleet.rssMib.toFixed(0)} MiB in ${fleet.processes} processes (${describeKinds(fleet)})`);
+  const medianOf = (form: UpForm): UpSample => {
+    const list = samples.get(form) ?? [];
+    const byReady = [...list].sort((a, b) => a.readyMs - b.readyMs);
+    return { ...byReady[Math.floor((byReady.length - 1) / 2)], readyMs: median(list.map((s) => s.readyMs)), rssMib: median(list.map((s) => s.rssMib)) };
+  };
+  console.log(`\ngpufleet up of examples/fleets/dev.yaml, medians of ${options.upRuns} (today: --from-source --nodes-per-process 1)`);
+  const today = medianOf('today');
+  for (const form of forms) {
+    const m = medianOf(form);
+    console.log(`${form.padEnd(28)}ready ${pad((m.readyMs / 1000).toFixed(1), 5)} s (${(m.readyMs / today.readyMs).toFixed(2)}×)   rss ${pad(m.rssMib.toFixed(0), 5)} MiB (${(m.rssMib / today.rssMib).toFixed(2)}×)`);
+  }
+  return { built: medianOf('built'), today, fleet };
 }

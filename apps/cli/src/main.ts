@@ -4,7 +4,7 @@ import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
 import { runDescribeWorkload } from './commands/describe';
 import { runSubmit } from './commands/submit';
-import { up } from './commands/up';
+import { DEFAULT_NODES_PER_PROCESS, up } from './commands/up';
 import { runDeleteDeployment, runDeploy, runDescribeDeployment, runScale } from './commands/deployments';
 import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstanceStopped } from './commands/instances';
 import { runSsh } from './commands/ssh';
@@ -67,6 +67,7 @@ program
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
+  .option('--nodes-per-process <n>', 'nodes one agent process and one runtime process present (1: processes of its own for every node)', intArg('--nodes-per-process'), DEFAULT_NODES_PER_PROCESS)
   .option('--log-level <level>', 'service log level', 'info')
   .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
   .option('--from-source', 'run the services from their TypeScript sources (@swc-node/register) instead of building dist/ first')
@@ -100,6 +101,7 @@ program
         notReadyTimeoutS: o.notReadyTimeout,
         rescheduleAfterS: o.rescheduleAfter,
         logLevel: o.logLevel,
+        nodesPerProcess: o.nodesPerProcess,
         keepState: Boolean(o.keepState),
         fromSource: Boolean(o.fromSource),
         onStopReady: (stop) => (stopStack = stop),

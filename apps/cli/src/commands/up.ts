@@ -5,7 +5,7 @@ import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, requireBinary, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
-import { killRecordedPods, nodeStateDir } from '../up/node-pods';
+import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -28,6 +28,11 @@ export interface UpOptions {
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
   rescheduleAfterS: number;
   logLevel: string;
+  /**
+   * How many nodes of the fleet one device-discovery agent process and one node runtime process
+   * present (SIMULATED_NODES); 1 gives every node processes of its own, as on real hardware.
+   */
+  nodesPerProcess?: number;
   /** Keep the NATS store (KV state, events) of the previous run in this home. */
   keepState?: boolean;
   /**
@@ -71,10 +76,26 @@ async function buildStack(log: (line: string) => void): Promise<void> {
   if (compiled > 0) log(`built ${compiled} files of ${results.filter((r) => r.compiled.length > 0).map((r) => r.app).join(', ')} into dist/ in ${(ms / 1000).toFixed(1)} s`);
 }
 
+/** Nodes per agent and runtime process when not told: a 1,000-node fleet is four of each. */
+export const DEFAULT_NODES_PER_PROCESS = 250;
+
+/** The fleet's nodes in groups of at most `size`, in file order: one agent and one runtime per group. */
+export function nodeGroups<T>(nodes: readonly T[], size: number): T[][] {
+  if (!Number.isInteger(size) || size < 1) throw new Error(`--nodes-per-process: expected a positive integer, got ${size}`);
+  const groups: T[][] = [];
+  for (let i = 0; i < nodes.length; i += size) groups.push(nodes.slice(i, i + size));
+  return groups;
+}
+
+/** `h100-0` for one node, `h100-0+4` for a group of five. */
+function groupName(names: readonly string[]): string {
+  return names.length === 1 ? names[0] : `${names[0]}+${names.length - 1}`;
+}
+
 /**
  * `gpufleet up`: nats-server (unless --nats-url), redis-server (unless --redis-url), the
- * scheduler, the inference router, and per node of the fleet file one device-discovery agent and
- * one node runtime, as local processes. Returns a function that stops them all, and the pods the
+ * scheduler, the inference router, and per group of `nodesPerProcess` nodes of the fleet file one
+ * device-discovery agent and one node runtime (SIMULATED_NODES), as local processes. Returns a function that stops them all, and the pods the
  * runtimes leave running.
  */
 export async function up(opts: UpOptions): Promise<{ context: StackContext; stop: () => Promise<void> }> {
@@ -181,53 +202,58 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     rows.push(['scheduler', `grpc 127.0.0.1:${grpcPort}  http://127.0.0.1:${httpPort}`, scheduler.spec.logFile]);
     readiness.push({ process: scheduler, ops: `http://127.0.0.1:${httpPort}` });
 
-    for (const node of fleet.nodes) {
+    const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
+    for (const names of groups) {
       const agentHttp = await freePort();
       const agentGrpc = await freePort();
+      const name = `agent/${groupName(names)}`;
       const agent = start(group, {
-        name: `agent/${node.name}`,
+        name,
         command: process.execPath,
         args: args('device-discovery'),
         cwd: REPO_ROOT,
         env: {
           ...common,
-          NODE_NAME: node.name,
+          NODE_NAME: names[0],
+          // One process for several nodes; each keeps its own record, heartbeat and generation.
+          ...(names.length > 1 ? { SIMULATED_NODES: names.join(',') } : {}),
           GPUFLEET_PROVIDERS: 'simulated',
           GPUFLEET_FLEET_FILE: fleetFile,
           HEARTBEAT_INTERVAL_S: String(opts.heartbeatIntervalS),
           HTTP_PORT: String(agentHttp),
           GRPC_PORT: String(agentGrpc),
         },
-        logFile: join(logsDir, `agent-${node.name}.log`),
+        logFile: join(logsDir, `agent-${groupName(names)}.log`),
       });
-      rows.push([`agent/${node.name}`, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
+      rows.push([name, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
       readiness.push({ process: agent, ops: `http://127.0.0.1:${agentHttp}` });
     }
 
-    for (const node of fleet.nodes) {
+    for (const names of groups) {
       const runtimeHttp = await freePort();
       const runtimeGrpc = await freePort();
-      const stateDir = nodeStateDir(opts.home, node.name);
-      mkdirSync(stateDir, { recursive: true });
+      for (const node of names) mkdirSync(nodeStateDir(opts.home, node), { recursive: true });
       const runtimeGroup = new ProcessGroup(onUnexpectedExit);
       runtimes.push(runtimeGroup);
+      const name = `runtime/${groupName(names)}`;
       const runtime = start(runtimeGroup, {
-        name: `runtime/${node.name}`,
+        name,
         command: process.execPath,
         args: args('node-runtime'),
         cwd: REPO_ROOT,
         env: {
           ...common,
-          NODE_NAME: node.name,
+          NODE_NAME: names[0],
+          // Several nodes: STATE_DIR is the parent of one directory per node (nodeStateDir).
+          ...(names.length > 1 ? { SIMULATED_NODES: names.join(','), STATE_DIR: nodesDir(opts.home) } : { STATE_DIR: nodeStateDir(opts.home, names[0]) }),
           HTTP_PORT: String(runtimeHttp),
           GRPC_PORT: String(runtimeGrpc),
-          STATE_DIR: stateDir,
           ADVERTISE_HOST: '127.0.0.1',
           ENGINE_MODE: 'auto',
         },
-        logFile: join(logsDir, `runtime-${node.name}.log`),
+        logFile: join(logsDir, `runtime-${groupName(names)}.log`),
       });
-      rows.push([`runtime/${node.name}`, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
+      rows.push([name, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
       readiness.push({ process: runtime, ops: `http://127.0.0.1:${runtimeHttp}` });
     }
 
@@ -282,7 +308,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     ]);
 
     const width = Math.max(...rows.map((r) => r[0].length));
-    log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile}, ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+    const perProcess = groups.length === fleet.nodes.length ? 'one agent and one runtime per node' : `${groups.length} agent and ${groups.length} runtime processes`;
+    log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile} (${perProcess}), ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     for (const [name, where, file] of rows) {
       const ready = readyIn.get(name);
       log(`  ${name.padEnd(width)}   ${where}   (${ready === undefined ? '' : `ready in ${ready.toFixed(1)} s, `}log: ${file})`);

@@ -4,8 +4,13 @@ import { stateFilePath } from '@gpufleet/node-runtime-core';
 import { LocalProcessHost, ProcessHost, StateEntry, StateFile, isSameProcessAlive } from '@gpufleet/process-runtime';
 
 /** STATE_DIR of the node runtime `gpufleet up` starts for `node`. */
+/** Where a local stack's node runtimes keep their nodes' state: one directory per node. */
+export function nodesDir(home: string): string {
+  return join(home, 'nodes');
+}
+
 export function nodeStateDir(home: string, node: string): string {
-  return join(home, 'nodes', node);
+  return join(nodesDir(home), node);
 }
 
 export interface PodKillOptions {
