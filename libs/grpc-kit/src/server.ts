@@ -80,8 +80,9 @@ const REFLECTION_METHODS: LazyMethod[] = ['grpc.reflection.v1.ServerReflection',
 
 /**
  * A grpc-js server with the standard health service (grpc.health.v1) and server reflection,
- * both loaded on their first call (lazy-services.ts). Services are registered from the ts-proto generated definitions, so messages are encoded by
- * the generated codecs (Timestamps as Dates, int64 as numbers) rather than a runtime loader.
+ * both loaded on their first call (lazy-services.ts). Services are registered from the ts-proto
+ * generated definitions, so messages are encoded by the generated codecs (Timestamps as Dates,
+ * int64 as numbers) rather than a runtime loader.
  */
 export class GrpcServer {
   private readonly server = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
