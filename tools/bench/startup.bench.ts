@@ -10,8 +10,9 @@
 // today's first in odd ones) so machine noise hits both. One unmeasured start of the scheduler
 // and of the agent set up the cluster (stream, buckets, node h100-0's inventory, which the node
 // runtime waits for), then `--warmup` unmeasured starts of each form warm the file cache. Each
-// start gets fresh ports and, for the node runtime, a fresh STATE_DIR; the scheduler gets the
-// young-generation flags `gpufleet up` gives it. Figures are medians. dist/ is built first when
+// start gets fresh ports and, for the node runtime, a fresh STATE_DIR, and every service the
+// Node flags of NODE_FLAGS (libs/process-kit): the scheduler's fixed young generation, the
+// node-side processes' small one and heap bound. Figures are medians. dist/ is built first when
 // stale (cached: nothing is compiled when it is fresh).
 //
 // Then `gpufleet up` end to end (support/up-stack.ts: bin/gpufleet in a fresh home, time from
@@ -30,7 +31,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startNats, startRedis, type RunningServer } from '@gpufleet/testing';
-import { buildApp as build } from '@gpufleet/process-kit';
+import { buildApp as build, nodeFlagsOf } from '@gpufleet/process-kit';
 import { REPO_ROOT, startProcess } from './support/http-load';
 import { describeKinds, measureUp, type UpSample } from './support/up-stack';
 
@@ -50,8 +51,6 @@ interface Servers {
 
 interface Service {
   app: string;
-  /** Node flags before the preloads (as `gpufleet up` gives them). */
-  nodeFlags?: string[];
   /** Arguments after the entry point. */
   args?: (ports: Ports) => string[];
   env: (ports: Ports, servers: Servers) => Record<string, string>;
@@ -62,7 +61,6 @@ interface Service {
 const SERVICES: Service[] = [
   {
     app: 'scheduler',
-    nodeFlags: ['--min-semi-space-size=64', '--max-semi-space-size=64'],
     env: (p) => ({ GRPC_PORT: String(p.grpc), HTTP_PORT: String(p.http) }),
     readyPort: (p) => p.http,
   },
@@ -154,7 +152,7 @@ async function startOnce(service: Service, form: Form, servers: Servers): Promis
   const ports: Ports = { http: await freePort(), grpc: await freePort(), ops: await freePort() };
   const base = `http://127.0.0.1:${service.readyPort(ports)}`;
   const env = { GPUFLEET_CLUSTER: 'dev', NATS_URL: servers.natsUrl, OTEL_EXPORTER_OTLP_ENDPOINT: '', ...service.env(ports, servers) };
-  const args = [...(service.nodeFlags ?? []), ...entry(service, form), ...(service.args?.(ports) ?? [])];
+  const args = [...nodeFlagsOf(service.app), ...entry(service, form), ...(service.args?.(ports) ?? [])];
   const started = process.hrtime.bigint();
   const proc = await startProcess(`${service.app} (${form})`, process.execPath, args, base, '/readyz', env, 10);
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6;

@@ -1,9 +1,14 @@
-import { NodeHeartbeat, NodeInventory, DetectionFailed } from './generated/gpufleet/v1/devices';
-import { InstanceTypeChanged, NodeStatusChanged } from './generated/gpufleet/v1/capacity';
-import { WorkloadEvent } from './generated/gpufleet/v1/scheduling';
-import { DeploymentEvent } from './generated/gpufleet/v1/deployments';
-import { InstanceEvent } from './generated/gpufleet/v1/instances';
-import { UsageEvent } from './generated/gpufleet/v1/router';
+import {
+  DeploymentEvent,
+  DetectionFailed,
+  InstanceEvent,
+  InstanceTypeChanged,
+  NodeHeartbeat,
+  NodeInventory,
+  NodeStatusChanged,
+  UsageEvent,
+  WorkloadEvent,
+} from './generated';
 
 /** Encode/decode pair every generated message has; events travel as proto3 canonical JSON. */
 export interface JsonCodec<T> {
@@ -24,38 +29,50 @@ export interface EventDefinition<T> {
   readonly type: string;
 }
 
-function defineEvent<T>(domain: string, name: string, version: number, codec: JsonCodec<T>): EventDefinition<T> {
-  return { domain, name, version, codec, type: `${domain}.${name}.v${version}` };
+/**
+ * `codec` is looked up when first used, not here: the generated messages load on first use in
+ * the build (generated/index.ts), and `Events` names every message kind of every service.
+ */
+function defineEvent<T>(domain: string, name: string, version: number, codec: () => JsonCodec<T>): EventDefinition<T> {
+  return {
+    domain,
+    name,
+    version,
+    type: `${domain}.${name}.v${version}`,
+    get codec() {
+      return codec();
+    },
+  };
 }
 
 /** Every event gpufleet publishes. Documented in docs/events.md; nobody writes a subject by hand. */
 export const Events = {
   /** A node's full inventory, at agent start and whenever it changes. */
-  inventory: defineEvent('devices', 'inventory', 1, NodeInventory),
+  inventory: defineEvent('devices', 'inventory', 1, () => NodeInventory),
   /** Liveness beat from a node's agent (every 15 s by default). */
-  heartbeat: defineEvent('devices', 'heartbeat', 1, NodeHeartbeat),
+  heartbeat: defineEvent('devices', 'heartbeat', 1, () => NodeHeartbeat),
   /** A provider's detection pass failed; the last good inventory is kept. */
-  detectionFailed: defineEvent('devices', 'detection_failed', 1, DetectionFailed),
+  detectionFailed: defineEvent('devices', 'detection_failed', 1, () => DetectionFailed),
   /** A node turned Ready or NotReady. */
-  nodeStatusChanged: defineEvent('nodes', 'status_changed', 1, NodeStatusChanged),
+  nodeStatusChanged: defineEvent('nodes', 'status_changed', 1, () => NodeStatusChanged),
   /** An InstanceType appeared, changed capacity, or disappeared. */
-  instanceTypeChanged: defineEvent('capacity', 'instancetype_changed', 1, InstanceTypeChanged),
+  instanceTypeChanged: defineEvent('capacity', 'instancetype_changed', 1, () => InstanceTypeChanged),
   /** A workload was accepted into its LocalQueue (validated, pending). */
-  workloadSubmitted: defineEvent('workloads', 'submitted', 1, WorkloadEvent),
+  workloadSubmitted: defineEvent('workloads', 'submitted', 1, () => WorkloadEvent),
   /** Quota (credits) was reserved for a workload; placement follows. */
-  workloadQuotaReserved: defineEvent('workloads', 'quota_reserved', 1, WorkloadEvent),
+  workloadQuotaReserved: defineEvent('workloads', 'quota_reserved', 1, () => WorkloadEvent),
   /** A workload was placed and its devices committed to the ledger. */
-  workloadAdmitted: defineEvent('workloads', 'admitted', 1, WorkloadEvent),
+  workloadAdmitted: defineEvent('workloads', 'admitted', 1, () => WorkloadEvent),
   /** An admitted workload was evicted to make room (reason says by whom and why). */
-  workloadPreempted: defineEvent('workloads', 'preempted', 1, WorkloadEvent),
+  workloadPreempted: defineEvent('workloads', 'preempted', 1, () => WorkloadEvent),
   /** A workload finished or was deleted; its devices and quota were released. */
-  workloadFinished: defineEvent('workloads', 'finished', 1, WorkloadEvent),
+  workloadFinished: defineEvent('workloads', 'finished', 1, () => WorkloadEvent),
   /** A model deployment changed phase or ready-replica count. */
-  deploymentStatusChanged: defineEvent('deployments', 'status_changed', 1, DeploymentEvent),
+  deploymentStatusChanged: defineEvent('deployments', 'status_changed', 1, () => DeploymentEvent),
   /** A GPU instance changed phase (or got its SSH endpoint). */
-  instanceStatusChanged: defineEvent('instances', 'status_changed', 1, InstanceEvent),
+  instanceStatusChanged: defineEvent('instances', 'status_changed', 1, () => InstanceEvent),
   /** Token usage of the requests an inference-router replica finished (batched, about once a second). */
-  usage: defineEvent('router', 'usage', 1, UsageEvent),
+  usage: defineEvent('router', 'usage', 1, () => UsageEvent),
 } as const;
 
 export type EventName = keyof typeof Events;

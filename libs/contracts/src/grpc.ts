@@ -1,8 +1,11 @@
-import { CapacityServiceService } from './generated/gpufleet/v1/capacity';
-import { QueueServiceService, SchedulingServiceService } from './generated/gpufleet/v1/scheduling';
-import { DeploymentServiceService } from './generated/gpufleet/v1/deployments';
-import { InstanceServiceService } from './generated/gpufleet/v1/instances';
-import { KeyServiceService } from './generated/gpufleet/v1/router';
+import {
+  CapacityServiceService,
+  DeploymentServiceService,
+  InstanceServiceService,
+  KeyServiceService,
+  QueueServiceService,
+  SchedulingServiceService,
+} from './generated';
 
 /** Fully-qualified gRPC service names, as registered with health and reflection. */
 export const ServiceNames = {
@@ -14,14 +17,22 @@ export const ServiceNames = {
   keys: 'gpufleet.v1.KeyService',
 } as const;
 
-export const ServiceDefinitions = {
-  capacity: CapacityServiceService,
-  scheduling: SchedulingServiceService,
-  queues: QueueServiceService,
-  deployments: DeploymentServiceService,
-  instances: InstanceServiceService,
-  keys: KeyServiceService,
-} as const;
+/** Properties read through getters, so nothing is looked up before it is used. */
+function lazyProperties<T extends object>(thunks: { [K in keyof T]: () => T[K] }): Readonly<T> {
+  const out = {} as T;
+  for (const key of Object.keys(thunks) as (keyof T)[]) Object.defineProperty(out, key, { enumerable: true, get: thunks[key] });
+  return out;
+}
+
+/** Each definition is looked up when first used: a generated file loads on first use in the build (generated/index.ts). */
+export const ServiceDefinitions = lazyProperties({
+  capacity: () => CapacityServiceService,
+  scheduling: () => SchedulingServiceService,
+  queues: () => QueueServiceService,
+  deployments: () => DeploymentServiceService,
+  instances: () => InstanceServiceService,
+  keys: () => KeyServiceService,
+});
 
 /** Directory holding the .proto sources (used for gRPC reflection at run time). */
 export const PROTO_ROOT = require('path').resolve(__dirname, '../../../proto');

@@ -1,11 +1,6 @@
-export * from './generated/gpufleet/v1/types';
-export * from './generated/gpufleet/v1/devices';
-export * from './generated/gpufleet/v1/capacity';
-export * from './generated/gpufleet/v1/scheduling';
-export * from './generated/gpufleet/v1/runtime';
-export * from './generated/gpufleet/v1/deployments';
-export * from './generated/gpufleet/v1/instances';
-export * from './generated/gpufleet/v1/router';
+// Every generated message, service and enum, each file loaded on first use in the build
+// (generated/index.ts).
+export * from './generated';
 export { Timestamp } from './generated/google/protobuf/timestamp';
 export * from './events';
 export * from './grpc';

@@ -11,11 +11,10 @@ import {
   ServerUnaryCall,
   ServerWritableStream,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { HealthImplementation } from 'grpc-health-check';
-import { ReflectionService } from '@grpc/reflection';
+import type { HealthImplementation } from 'grpc-health-check';
 import { PROTO_ROOT } from '@gpufleet/contracts';
 import { toServiceError } from './errors';
+import { addLazyServices, type LazyMethod } from './lazy-services';
 
 export interface GrpcTlsSettings {
   certFile: string;
@@ -62,29 +61,55 @@ export function serverStream<Req, Res>(handler: StreamHandler<Req, Res>): handle
   };
 }
 
+type ServingStatus = 'SERVING' | 'NOT_SERVING';
+
+/** grpc.health.v1 as grpc-health-check serves it. */
+const HEALTH_METHODS: LazyMethod[] = [
+  { service: 'grpc.health.v1.Health', method: 'Check', requestStream: false, responseStream: false },
+  { service: 'grpc.health.v1.Health', method: 'Watch', requestStream: false, responseStream: true },
+  { service: 'grpc.health.v1.Health', method: 'List', requestStream: false, responseStream: false },
+];
+
+/** Server reflection v1 and v1alpha as @grpc/reflection serves it. */
+const REFLECTION_METHODS: LazyMethod[] = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'].map((service) => ({
+  service,
+  method: 'ServerReflectionInfo',
+  requestStream: true,
+  responseStream: true,
+}));
+
 /**
- * A grpc-js server with the standard health service (grpc.health.v1) and server reflection.
- * Services are registered from the ts-proto generated definitions, so messages are encoded by
- * the generated codecs (Timestamps as Dates, int64 as numbers) rather than a runtime loader.
+ * A grpc-js server with the standard health service (grpc.health.v1) and server reflection,
+ * both loaded on their first call (lazy-services.ts). Services are registered from the ts-proto
+ * generated definitions, so messages are encoded by the generated codecs (Timestamps as Dates,
+ * int64 as numbers) rather than a runtime loader.
  */
 export class GrpcServer {
   private readonly server = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
-  readonly health: HealthImplementation;
+  /** Health by service name ('' is the whole server), kept here until the health service loads. */
+  private readonly statuses = new Map<string, ServingStatus>([['', 'NOT_SERVING']]);
+  private health: HealthImplementation | undefined;
   private boundPort = 0;
 
   constructor(private readonly options: GrpcServerOptions) {
-    const statuses: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'NOT_SERVING' };
     for (const svc of options.services) {
       this.server.addService(svc.definition, svc.implementation);
-      statuses[svc.name] = 'NOT_SERVING';
+      this.statuses.set(svc.name, 'NOT_SERVING');
     }
-    this.health = new HealthImplementation(statuses);
-    this.health.addToServer(this.server);
-    const pkg = loadSync(
-      options.protoFiles.map((f) => join(PROTO_ROOT, f)),
-      { includeDirs: [PROTO_ROOT], keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true },
-    );
-    new ReflectionService(pkg).addToServer(this.server);
+    addLazyServices(this.server, HEALTH_METHODS, (registry) => {
+      const { HealthImplementation } = require('grpc-health-check') as typeof import('grpc-health-check');
+      this.health = new HealthImplementation(Object.fromEntries(this.statuses));
+      this.health.addToServer(registry as Server);
+    });
+    addLazyServices(this.server, REFLECTION_METHODS, (registry) => {
+      const { loadSync } = require('@grpc/proto-loader') as typeof import('@grpc/proto-loader');
+      const { ReflectionService } = require('@grpc/reflection') as typeof import('@grpc/reflection');
+      const pkg = loadSync(
+        options.protoFiles.map((f) => join(PROTO_ROOT, f)),
+        { includeDirs: [PROTO_ROOT], keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true },
+      );
+      new ReflectionService(pkg).addToServer(registry as Server);
+    });
   }
 
   get port(): number {
@@ -107,9 +132,11 @@ export class GrpcServer {
   }
 
   setServing(serving: boolean): void {
-    const s = serving ? 'SERVING' : 'NOT_SERVING';
-    this.health.setStatus('', s);
-    for (const svc of this.options.services) this.health.setStatus(svc.name, s);
+    const status: ServingStatus = serving ? 'SERVING' : 'NOT_SERVING';
+    for (const name of this.statuses.keys()) {
+      this.statuses.set(name, status);
+      this.health?.setStatus(name, status);
+    }
   }
 
   /** Stops taking new calls, lets running ones finish for up to `graceMs`, then cancels the rest. */

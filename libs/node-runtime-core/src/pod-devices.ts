@@ -1,4 +1,4 @@
-import { normalizeMigProfileName } from '@gpufleet/device-inventory';
+import { normalizeMigProfileName } from '@gpufleet/device-inventory/catalog';
 import { devicesEnv, vendorName, type AcceleratorVendorName, type DeviceAllocation } from '@gpufleet/process-spec';
 import type { Accelerator, NodeInventory, PodPlacement } from '@gpufleet/contracts';
 import { PodPlanError } from './errors';

@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 import type { EngineRun, InstanceRun, NodeInventory } from '@gpufleet/contracts';
-import { engineSpecOf } from '@gpufleet/deployments-core';
+import { engineSpecOf } from '@gpufleet/deployments-core/engine-run';
 import {
   buildEngineCommand,
   EngineSpecError,

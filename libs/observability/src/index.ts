@@ -1,10 +1,11 @@
-// Tracing must start before NestJS, http and @grpc/grpc-js are loaded: see startTracing.
+// Tracing must start before NestJS, http and @grpc/grpc-js are loaded: see startTracing. The
+// OpenTelemetry SDK loads only when tracing exports (tracing.ts); nothing here pulls it in.
 export {
-  InMemorySpanExporter,
   otlpTracesUrl,
   startInMemoryTracing,
   startTracing,
   UNTRACED_PATHS,
+  type InMemorySpanExporter,
   type ReadableSpan,
   type SpanExporter,
   type StopTracing,

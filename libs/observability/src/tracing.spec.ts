@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SpanKind, trace } from '@opentelemetry/api';
-import { otlpTracesUrl, startInMemoryTracing, startTracing, InMemorySpanExporter } from './tracing';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
+import { activeTraceIds, extractTraceContext, injectTraceHeaders, withSpan } from './propagation';
+import { otlpTracesUrl, startInMemoryTracing, startTracing } from './tracing';
 
 describe('startTracing', () => {
   it('derives the OTLP/HTTP traces URL from the collector base URL', () => {
@@ -47,14 +49,54 @@ describe('startTracing', () => {
     await second.stop();
   });
 
-  it('creates spans without exporting anywhere when no endpoint or exporter is given', async () => {
-    const stop = startTracing({ serviceName: 'quiet', instrumentations: false });
-    const span = trace.getTracer('t').startSpan('local');
-    expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
-    span.end();
+  it('records nothing without an endpoint or exporter, but passes an incoming trace context on', async () => {
+    const stop = startTracing({ serviceName: 'quiet' });
+    const traceparent = '00-f396cdb212fb67d35c2f657ab3e9c3fa-226ce89c08cf97ef-01';
+    const outgoing = new Map<string, string>();
+    const seen = await withSpan(
+      'process gpufleet.dev.devices.inventory',
+      SpanKind.CONSUMER,
+      (span) => {
+        injectTraceHeaders(outgoing);
+        return { recording: span.isRecording(), ids: activeTraceIds() };
+      },
+      extractTraceContext(new Map([['traceparent', traceparent]])),
+    );
+    expect(seen).toEqual({ recording: false, ids: { trace_id: 'f396cdb212fb67d35c2f657ab3e9c3fa', span_id: '226ce89c08cf97ef' } });
+    expect(outgoing.get('traceparent')).toBe(traceparent);
+
+    // Work that started no trace carries none.
+    const rootless = new Map<string, string>();
+    await withSpan('publish', SpanKind.PRODUCER, () => injectTraceHeaders(rootless));
+    expect(rootless.size).toBe(0);
     await stop();
     await stop(); // idempotent
   });
+});
+
+describe('what tracing loads', () => {
+  const repoRoot = resolve(__dirname, '../../..');
+  const loaded = async (mode: string): Promise<string[]> => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-r', '@swc-node/register', 'libs/observability/src/__fixtures__/loaded-packages.ts', mode],
+      { cwd: repoRoot, timeout: 60_000 },
+    );
+    return JSON.parse(stdout) as string[];
+  };
+  const sdk = (packages: string[]) => packages.filter((p) => !['@opentelemetry/api', '@opentelemetry/context-async-hooks', '@opentelemetry/core'].includes(p));
+
+  it('loads no OpenTelemetry SDK, exporter or instrumentation without an endpoint', async () => {
+    const packages = await loaded('off');
+    expect(packages).toContain('@opentelemetry/api');
+    expect(sdk(packages)).toEqual([]);
+  }, 70_000);
+
+  it('loads the SDK, the OTLP exporter and the instrumentations with an endpoint', async () => {
+    expect(sdk(await loaded('otlp'))).toEqual(
+      expect.arrayContaining(['@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/instrumentation-http']),
+    );
+  }, 70_000);
 });
 
 interface ChildSpan {

@@ -1,22 +1,19 @@
-import { context, propagation, trace, type Attributes } from '@opentelemetry/api';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { registerInstrumentations, type Instrumentation } from '@opentelemetry/instrumentation';
-import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { defaultResource, envDetector, detectResources, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  InMemorySpanExporter,
-  NodeTracerProvider,
-  SimpleSpanProcessor,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+// Tracing for a service process: `startTracing` from instrument.ts, before NestJS, http and
+// @grpc/grpc-js are loaded (CONVENTIONS #1). The OpenTelemetry SDK, the OTLP exporter and the
+// http/grpc instrumentations are required only when spans go somewhere (an OTLP endpoint or an
+// exporter: tracing-sdk.ts); without them this module loads @opentelemetry/api, the async-hooks
+// context manager and core's W3C propagators, and nothing records spans (docs/operations.md,
+// "Memory per component"). The propagators come from their own files of @opentelemetry/core
+// (pinned): its index also loads @opentelemetry/semantic-conventions, 380 KiB of constants.
+// tracing.spec.ts checks what loads in each mode.
+import { context, propagation, type Attributes, type TextMapPropagator } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CBaggagePropagator } from '@opentelemetry/core/build/src/baggage/propagation/W3CBaggagePropagator';
+import { CompositePropagator } from '@opentelemetry/core/build/src/propagation/composite';
+import { W3CTraceContextPropagator } from '@opentelemetry/core/build/src/trace/W3CTraceContextPropagator';
+import type { InMemorySpanExporter, SpanExporter } from '@opentelemetry/sdk-trace-node';
 
-export { InMemorySpanExporter };
-export type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-node';
+export type { InMemorySpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /** Paths whose incoming requests are not traced: probes and scrapes would drown real traffic. */
 export const UNTRACED_PATHS: readonly string[] = ['/healthz', '/readyz', '/metrics'];
@@ -27,15 +24,16 @@ export interface TracingOptions {
   readonly serviceVersion?: string;
   /**
    * OTLP/HTTP collector base URL, e.g. `http://otel-collector:4318` (`/v1/traces` is appended
-   * unless already there). Without it, and without `exporter`, spans are created (so trace ids
-   * reach logs and propagate downstream) but exported nowhere.
+   * unless already there). Without it, and without `exporter`, no span is recorded and the SDK is
+   * not loaded: a trace context that arrives (an event's `traceparent`) is still the active
+   * context of its handler, so what the handler logs and publishes carries it on.
    */
   readonly otlpEndpoint?: string;
   /** An extra exporter, flushed span by span (SimpleSpanProcessor): tests pass an `InMemorySpanExporter`. */
   readonly exporter?: SpanExporter;
   /**
-   * Register the http and grpc instrumentations (default true). Probes are not traced:
-   * HTTP `UNTRACED_PATHS` and the gRPC health `Check` and reflection methods.
+   * Register the http and grpc instrumentations (default true) when spans go somewhere. Probes
+   * are not traced: HTTP `UNTRACED_PATHS` and the gRPC health `Check` and reflection methods.
    */
   readonly instrumentations?: boolean;
   /** Added to the resource, e.g. `{ 'gpufleet.cluster': 'dev' }`. `OTEL_RESOURCE_ATTRIBUTES` is read too. */
@@ -53,60 +51,40 @@ export function otlpTracesUrl(endpoint: string): string {
   return base.endsWith('/v1/traces') ? base : `${base}/v1/traces`;
 }
 
+/** W3C trace context and baggage, with or without the SDK. */
+export function traceContextPropagator(): TextMapPropagator {
+  return new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] });
+}
+
+/** Without the SDK: the context manager and propagators only, so trace context passes through. */
+function startContextPropagation(): () => Promise<void> {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(traceContextPropagator());
+  return async () => {
+    propagation.disable();
+    context.disable();
+  };
+}
+
 /**
- * Starts OpenTelemetry tracing for this process. Call it as the first statement of `main.ts`,
- * before NestJS, `http` users or `@grpc/grpc-js` are loaded (CONVENTIONS #1), so the
- * instrumentations can patch them. Registers a NodeTracerProvider (async-hooks context) with
- * the W3C trace-context and baggage propagators. Calling it again first stops the previous one.
+ * Starts tracing for this process (see the top of this file for what loads when). Calling it
+ * again first stops the previous one.
  */
 export function startTracing(options: TracingOptions): StopTracing {
   if (active) void active();
 
-  const spanProcessors: SpanProcessor[] = [];
-  if (options.otlpEndpoint) {
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(options.otlpEndpoint) })));
-  }
-  if (options.exporter) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
-
-  const resource = defaultResource()
-    .merge(detectResources({ detectors: [envDetector] }))
-    .merge(
-      resourceFromAttributes({
-        ...options.resourceAttributes,
-        [ATTR_SERVICE_NAME]: options.serviceName,
-        ...(options.serviceVersion ? { [ATTR_SERVICE_VERSION]: options.serviceVersion } : {}),
-      }),
-    );
-
-  const provider = new NodeTracerProvider({ resource, spanProcessors });
-  provider.register({
-    propagator: new CompositePropagator({
-      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-    }),
-  });
-
-  let unregisterInstrumentations = (): void => undefined;
-  if (options.instrumentations !== false) {
-    const instrumentations: Instrumentation[] = [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.includes((request.url ?? '').split('?')[0]),
-      }),
-      new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'ServerReflectionInfo'] }),
-    ];
-    unregisterInstrumentations = registerInstrumentations({ tracerProvider: provider, instrumentations });
-  }
+  const exporting = Boolean(options.otlpEndpoint) || options.exporter !== undefined;
+  const unregister = exporting
+    ? (require('./tracing-sdk') as typeof import('./tracing-sdk')).startSdkTracing(options)
+    : startContextPropagation();
 
   let stopped: Promise<void> | undefined;
   const stop: StopTracing = () => {
+    // Unregister synchronously, so a startTracing right after (without awaiting) is not undone;
+    // spans already ended are still flushed.
     if (!stopped) {
-      // Unregister synchronously, so a startTracing right after (without awaiting) is not undone;
-      // spans already ended are still flushed by the shutdown.
       if (active === stop) active = undefined;
-      unregisterInstrumentations();
-      trace.disable();
-      propagation.disable();
-      context.disable();
-      stopped = provider.shutdown();
+      stopped = unregister();
     }
     return stopped;
   };
@@ -119,6 +97,7 @@ export function startInMemoryTracing(
   serviceName = 'test',
   options: Omit<TracingOptions, 'serviceName' | 'exporter'> = {},
 ): { exporter: InMemorySpanExporter; stop: StopTracing } {
+  const { InMemorySpanExporter } = require('./tracing-sdk') as typeof import('./tracing-sdk');
   const exporter = new InMemorySpanExporter();
   const stop = startTracing({ instrumentations: false, ...options, serviceName, exporter });
   return { exporter, stop };

@@ -3,3 +3,4 @@ export * from './binaries';
 export * from './supervisor';
 export * from './workspace';
 export * from './build';
+export * from './node-flags';

@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import { parseDocument, visit } from 'yaml';
 import { resolveAccelerators } from './accelerator-spec';
 import { DEFAULT_VERSIONS } from './catalog';
 import { childPath, FieldReader, FleetFileError, Issues } from './field-reader';
@@ -115,6 +114,9 @@ function buildNodes(raw: unknown[], defaults: HostSpec, issues: Issues): FleetNo
  * kept as its source text.
  */
 function parseYaml(text: string, source: string): unknown {
+  // Loaded here, not at the top: only simulated nodes read fleet files, and every importer of
+  // this library (the node runtime, the scheduler) would otherwise carry yaml's 280 KiB.
+  const { parseDocument, visit } = require('yaml') as typeof import('yaml');
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new FleetFileError(
