@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join } from 'path';
-import { REPO_ROOT } from '@gpufleet/process-kit';
+import { nodeFlagsOf, REPO_ROOT } from '@gpufleet/process-kit';
 import { forbiddenContent } from './check-image';
 import { contextFiles, copyOf, Dockerfile, instructions, isIgnored, parseDockerfile, parseDockerignore, readDockerfile, Stage, stageCommand, stageEnv, stageUser, words } from './dockerfile';
 
@@ -110,10 +110,14 @@ it('the node-runtime image holds the built engine-sim that a runtime from dist/ 
   expect(readFileSync(join(REPO_ROOT, 'apps/node-runtime/src/config.ts'), 'utf8')).toContain("resolve(__dirname, '../../engine-sim/src/main.js')");
 });
 
-it("the scheduler image keeps the fixed young generation that `gpufleet up` also gives it", () => {
-  const { cmd } = stageCommand(readDockerfile(join(REPO_ROOT, 'apps/scheduler/Dockerfile')).stages.at(-1)!);
-  expect(cmd).toEqual(expect.arrayContaining(['--min-semi-space-size=64', '--max-semi-space-size=64']));
-  expect(readFileSync(join(REPO_ROOT, 'apps/cli/src/commands/up.ts'), 'utf8')).toContain("scheduler: ['--min-semi-space-size=64', '--max-semi-space-size=64']");
+it('every image starts node with the flags `gpufleet up` gives the service (process-kit NODE_FLAGS)', () => {
+  for (const app of IMAGES) {
+    const { entrypoint, cmd } = stageCommand(readDockerfile(join(REPO_ROOT, 'apps', app, 'Dockerfile')).stages.at(-1)!);
+    const argv = [...entrypoint, ...cmd];
+    expect({ app, flags: argv.slice(1, argv.indexOf('-r')) }).toEqual({ app, flags: nodeFlagsOf(app) });
+  }
+  expect(nodeFlagsOf('scheduler')).toEqual(['--min-semi-space-size=64', '--max-semi-space-size=64']);
+  expect(readFileSync(join(REPO_ROOT, 'apps/cli/src/commands/up.ts'), 'utf8')).toContain('...nodeFlagsOf(app)');
 });
 
 describe('.dockerignore', () => {
