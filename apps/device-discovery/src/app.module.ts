@@ -2,19 +2,30 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { MessagingModule, NATS_CONNECTION, natsReadiness, natsSettingsFromConfig } from '@gpufleet/messaging';
 import { LOGGER, ObservabilityModule, createLogger, type Logger } from '@gpufleet/observability';
+import { loadFleetFile } from '@gpufleet/device-inventory';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
+import { PRESENTED_NODES } from './agent/agent.constants';
 import { AgentModule } from './agent/agent.module';
 import { AgentService } from './agent/agent.service';
+import { natsConnectionName, presentedNodes } from './agent/presented-nodes';
 import { AGENT_CONFIG, AgentConfig } from './config';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AgentConfig): DynamicModule {
+    // Read before anything connects: the NATS connection is named after the nodes presented, and
+    // a node list that does not fit the fleet file stops the start while Nest scans the modules.
+    const presented = presentedNodes(config, loadFleetFile);
+    const messaging = presented.then((nodes) =>
+      MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, natsConnectionName(nodes.names)), cluster: config.GPUFLEET_CLUSTER }),
+    );
+    // Nest awaits it and reports a failure; this only keeps the rejection from counting as unhandled until then.
+    messaging.catch(() => undefined);
     return {
       module: AppModule,
       global: true,
       imports: [
-        MessagingModule.forRoot({ nats: natsSettingsFromConfig(config, `device-discovery@${config.NODE_NAME}`), cluster: config.GPUFLEET_CLUSTER }),
+        messaging,
         ObservabilityModule.forRootAsync({
           service: 'device-discovery',
           logger: createLogger({ service: 'device-discovery', level: config.LOG_LEVEL }),
@@ -22,13 +33,14 @@ export class AppModule {
           inject: [NATS_CONNECTION, AgentService],
           readiness: (nc: NatsConnection, agent: AgentService) => [
             natsReadiness(nc),
-            { name: 'inventory', check: () => { if (!agent.inventory) throw new Error('first detection pass not finished'); } },
+            { name: 'inventory', check: () => agent.checkReady() },
           ],
         }),
         AgentModule,
       ],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
+        { provide: PRESENTED_NODES, useFactory: () => presented },
         // Health and reflection only for now; the device-plugin API comes with the Kubernetes runtime.
         {
           provide: GrpcLifecycle,
@@ -36,7 +48,7 @@ export class AppModule {
           useFactory: (logger: Logger) => new GrpcLifecycle(grpcServerOptions(config, { services: [], protoFiles: ['gpufleet/v1/devices.proto'] }), logger),
         },
       ],
-      exports: [AGENT_CONFIG],
+      exports: [AGENT_CONFIG, PRESENTED_NODES],
     };
   }
 }

@@ -18,6 +18,11 @@ export const agentConfigSchema = defineConfig({
     desc: '"auto" (every vendor tool found, plus rdma and host), "simulated", or an explicit list such as "nvidia,rdma,host".',
   }),
   GPUFLEET_FLEET_FILE: file({ optional: true, desc: 'Fleet file (YAML) the simulated provider reads; required with GPUFLEET_PROVIDERS=simulated.' }),
+  SIMULATED_NODES: list({
+    default: [],
+    of: str({ pattern: /^(\*|[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$/, patternDesc: '"*" or a node name', desc: 'a node of the fleet file' }),
+    desc: 'With GPUFLEET_PROVIDERS=simulated: fleet-file nodes this one agent presents, each as a node of its own ("*": every node of the file; NODE_NAME is then not used). Empty: NODE_NAME alone.',
+  }),
   HOST_ROOT: str({ default: '/', desc: 'Where the host filesystem is mounted (/host in a container); /proc and /sys are read under it.' }),
   HEARTBEAT_INTERVAL_S: duration({ default: 15, min: 0.1, desc: 'Seconds between heartbeats.' }),
   DETECT_INTERVAL_S: duration({ default: 30, min: 1, desc: 'Seconds between detection passes; the inventory is republished only when it changed.' }),

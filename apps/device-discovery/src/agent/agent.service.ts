@@ -1,135 +1,127 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, Events, NodeInventory } from '@gpufleet/contracts';
-import { InventoryAssembler, loadFleetFile } from '@gpufleet/device-inventory';
+import { Buckets, NodeInventory } from '@gpufleet/contracts';
+import { InventoryAssembler } from '@gpufleet/device-inventory';
 import { EventBus, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { AGENT_CONFIG, AgentConfig } from '../config';
-import { ProviderSet, buildProviders, hasHostInfo } from './providers';
+import { PRESENTED_NODES } from './agent.constants';
+import { forEachConcurrently } from './concurrency';
+import { NodeAgent, type NodeAgentContext } from './node-agent';
+import type { PresentedNodes } from './presented-nodes';
+import { buildProviders, type ProviderSet } from './providers';
 
 export const AGENT_VERSION = '0.1.0';
 
+/** Nodes that start (previous record read, first pass, record written) or republish at once when the agent presents many. */
+export const NODES_IN_FLIGHT = 32;
+
 /**
- * The node agent's loop: detect with every provider, assemble the inventory, publish it and
- * write the node record when it changed, and beat every HEARTBEAT_INTERVAL_S.
+ * The agent: one NodeAgent per presented node (NODE_NAME, or the SIMULATED_NODES of the fleet
+ * file), all over one NATS connection, one nodes bucket and one reconnect handler.
  */
 @Injectable()
 export class AgentService implements OnModuleInit, OnApplicationShutdown {
-  private assembler!: InventoryAssembler;
-  private providers!: ProviderSet;
-  private nodes!: KvStore<NodeInventory>;
-  private current?: NodeInventory;
-  private timers: NodeJS.Timeout[] = [];
-  private passRunning = false;
+  private readonly agents: NodeAgent[] = [];
+  private firstPassesDone = 0;
   private stopped = false;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     private readonly bus: EventBus,
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(PRESENTED_NODES) private readonly presented: PresentedNodes,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  get inventory(): NodeInventory | undefined {
-    return this.current;
+  /** The readiness check: every presented node has finished its first detection pass. */
+  checkReady(): void {
+    const total = this.presented.names.length;
+    const pending = total - this.firstPassesDone;
+    if (pending === 0) return;
+    throw new Error(total === 1 ? 'first detection pass not finished' : `first detection pass not finished on ${pending} of ${total} nodes`);
   }
 
   async onModuleInit(): Promise<void> {
-    const { config } = this;
-    this.providers = await buildProviders(config, loadFleetFile);
-    this.nodes = await KvStore.open(this.nc.jetstream(), Buckets.nodes(config.GPUFLEET_CLUSTER), NodeInventory);
-    // Generations keep increasing across agent restarts, so readers can order inventories.
-    const previous = await this.nodes.get(config.NODE_NAME).catch(() => undefined);
+    const { config, presented } = this;
+    const names = presented.names;
+    const many = names.length > 1;
+    const providerSets: ProviderSet[] = [];
+    for (const name of names) providerSets.push(await buildProviders(config, presented, name));
+    const records = await KvStore.open(this.nc.jetstream(), Buckets.nodes(config.GPUFLEET_CLUSTER), NodeInventory);
+    const ctx: NodeAgentContext = { cluster: config.GPUFLEET_CLUSTER, records, bus: this.bus, logger: this.logger, oneOfMany: many };
     const labels = Object.fromEntries(config.NODE_LABELS.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-    this.assembler = new InventoryAssembler({
-      nodeName: config.NODE_NAME,
-      cluster: config.GPUFLEET_CLUSTER,
-      agentVersion: AGENT_VERSION,
-      topology: this.providers.simulated?.topology,
-      nodeLabels: { ...this.providers.simulated?.nodeLabels, ...labels },
-      generation: previous?.value.generation ?? 0,
-    });
-    const names = this.providers.providers.map((p) => p.name);
-    this.logger.info({ node: config.NODE_NAME, providers: names }, `providers: ${names.join(', ') || 'none'}`);
-    await this.detectionPass();
-    this.heartbeat();
-    this.timers.push(setInterval(() => void this.detectionPass(), config.DETECT_INTERVAL_S * 1000));
-    this.timers.push(setInterval(() => this.heartbeat(), config.HEARTBEAT_INTERVAL_S * 1000));
+    const intervals = { detectMs: config.DETECT_INTERVAL_S * 1000, heartbeatMs: config.HEARTBEAT_INTERVAL_S * 1000 };
+
+    const startNode = async (name: string, index: number): Promise<void> => {
+      const { providers, simulated } = providerSets[index];
+      // Generations keep increasing across agent restarts, so readers can order inventories.
+      const previous = await records.get(name).catch(() => undefined);
+      if (this.stopped) return;
+      const assembler = new InventoryAssembler({
+        nodeName: name,
+        cluster: config.GPUFLEET_CLUSTER,
+        agentVersion: AGENT_VERSION,
+        topology: simulated?.topology,
+        nodeLabels: { ...simulated?.nodeLabels, ...labels },
+        generation: previous?.value.generation ?? 0,
+      });
+      const agent = new NodeAgent(name, providers, assembler, ctx);
+      this.agents.push(agent);
+      const providerNames = providers.map((p) => p.name);
+      this.logger[many ? 'debug' : 'info']({ node: name, providers: providerNames }, `providers: ${providerNames.join(', ') || 'none'}`);
+      await agent.start(intervals, many ? (index + 1) / names.length : 1);
+      this.firstPassesDone++;
+    };
+
+    if (many) {
+      this.logger.info({ nodes: names.length, fleetFile: presented.fleetFile }, `presenting ${names.length} simulated nodes of ${presented.fleetFile}`);
+      // In the background: the ports open at once and /readyz says how many nodes are pending.
+      void this.startMany(names, startNode);
+    } else {
+      await startNode(names[0], 0);
+    }
     void this.republishOnReconnect();
   }
 
   onApplicationShutdown(): void {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
+    for (const agent of this.agents) agent.stop();
   }
 
-  /** One pass over every provider; publishes only when the content changed. */
-  async detectionPass(): Promise<void> {
-    if (this.passRunning || this.stopped) return;
-    this.passRunning = true;
-    try {
-      for (const provider of this.providers.providers) {
-        try {
-          const ok = await provider.detect();
-          const host = hasHostInfo(provider) ? await provider.readHostInfo() : undefined;
-          this.assembler.record(provider.name, { ok, host });
-        } catch (err) {
-          const error = err instanceof Error ? err : new Error(String(err));
-          this.assembler.record(provider.name, { error });
-          this.logger.warn(
-            { node: this.config.NODE_NAME, provider: provider.name, err: error },
-            `${provider.name} detection failed, keeping the last good result: ${error.message}`,
-          );
-          this.bus.publish(Events.detectionFailed, {
-            nodeName: this.config.NODE_NAME,
-            cluster: this.config.GPUFLEET_CLUSTER,
-            provider: provider.name,
-            error: error.message,
-            time: new Date(),
-          });
-        }
+  private async startMany(names: readonly string[], startNode: (name: string, index: number) => Promise<void>): Promise<void> {
+    const began = Date.now();
+    await forEachConcurrently(names, NODES_IN_FLIGHT, async (name, index) => {
+      try {
+        await startNode(name, index);
+      } catch (err) {
+        this.logger.error({ node: name, err }, `node ${name} could not start, so the agent stays not ready: ${(err as Error).message}`);
       }
-      const { inventory, changed } = this.assembler.assemble();
-      this.current = inventory;
-      if (changed) await this.publishInventory('changed');
-    } finally {
-      this.passRunning = false;
-    }
-  }
-
-  private async publishInventory(why: string): Promise<void> {
-    const inv = this.current;
-    if (!inv) return;
-    this.bus.publish(Events.inventory, inv);
-    try {
-      await this.nodes.put(inv.nodeName, inv);
-      this.logger.info(
-        { node: inv.nodeName, generation: inv.generation, reason: why, accelerators: inv.accelerators.length, nics: inv.nics.length },
-        `inventory generation ${inv.generation} (${why}): ${inv.accelerators.length} accelerators, ${inv.nics.length} NICs`,
-      );
-    } catch (err) {
-      // NATS is away; the reconnect handler writes the record again.
-      this.logger.warn({ node: inv.nodeName, err }, `could not write node record: ${(err as Error).message}`);
-    }
-  }
-
-  private heartbeat(): void {
-    if (this.stopped) return;
-    this.bus.publish(Events.heartbeat, {
-      nodeName: this.config.NODE_NAME,
-      cluster: this.config.GPUFLEET_CLUSTER,
-      generation: this.current?.generation ?? 0,
-      sentAt: new Date(),
     });
+    if (this.stopped) return;
+    const accelerators = this.agents.reduce((sum, a) => sum + (a.inventory?.accelerators.length ?? 0), 0);
+    const stale = this.agents.filter((a) => a.recordStale).length;
+    const seconds = ((Date.now() - began) / 1000).toFixed(1);
+    this.logger.info({ nodes: this.agents.length, accelerators, seconds }, `${this.agents.length} nodes presented in ${seconds} s, ${accelerators} accelerators`);
+    if (stale > 0) this.logger.warn({ nodes: stale }, `${stale} of ${this.agents.length} node records could not be written; they are written again when NATS reconnects`);
   }
 
-  /** After NATS comes back, write the record and beat at once: the store may have lost it. */
+  /** After NATS comes back, every node beats and writes its record at once: the store may have lost it. */
   private async republishOnReconnect(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (this.stopped) return;
-      if (s.type === 'reconnect') {
-        this.heartbeat();
-        await this.publishInventory('reconnected');
+      if (s.type !== 'reconnect') continue;
+      const agents = [...this.agents];
+      let failed = 0;
+      await forEachConcurrently(agents, NODES_IN_FLIGHT, async (agent) => {
+        agent.heartbeat();
+        if (!(await agent.publishInventory('reconnected'))) failed++;
+      });
+      if (agents.length > 1) {
+        this.logger[failed > 0 ? 'warn' : 'info'](
+          { nodes: agents.length, failed },
+          `NATS reconnected: ${agents.length - failed} of ${agents.length} node records written again`,
+        );
       }
     }
   }

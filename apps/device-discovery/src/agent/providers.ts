@@ -2,7 +2,6 @@ import {
   AmdProvider,
   AscendProvider,
   DeviceProvider,
-  Fleet,
   HostInfoSource,
   HostProvider,
   NvidiaProvider,
@@ -11,6 +10,7 @@ import {
 } from '@gpufleet/device-inventory';
 import { AgentConfig } from '../config';
 import { execCommandRunner } from './command-runner';
+import type { PresentedNodes } from './presented-nodes';
 
 export interface ProviderSet {
   providers: DeviceProvider[];
@@ -23,21 +23,15 @@ export function hasHostInfo(p: DeviceProvider): p is DeviceProvider & HostInfoSo
 }
 
 /**
- * The providers GPUFLEET_PROVIDERS asks for. "auto" keeps every vendor whose tool answers,
- * plus rdma and host; "simulated" stands in for all of them.
+ * The providers GPUFLEET_PROVIDERS asks for on one presented node. "auto" keeps every vendor
+ * whose tool answers, plus rdma and host; "simulated" stands in for all of them.
  */
-export async function buildProviders(config: AgentConfig, loadFleet: (path: string) => Promise<Fleet>): Promise<ProviderSet> {
-  const names = new Set<string>(config.GPUFLEET_PROVIDERS);
-  if (names.has('simulated')) {
-    if (names.size > 1) throw new Error('GPUFLEET_PROVIDERS: "simulated" cannot be combined with other providers');
-    if (!config.GPUFLEET_FLEET_FILE) throw new Error('GPUFLEET_FLEET_FILE: required when GPUFLEET_PROVIDERS=simulated');
-    const fleet = await loadFleet(config.GPUFLEET_FLEET_FILE);
-    if (fleet.cluster !== config.GPUFLEET_CLUSTER) {
-      throw new Error(`GPUFLEET_CLUSTER is "${config.GPUFLEET_CLUSTER}" but the fleet file describes cluster "${fleet.cluster}"`);
-    }
-    const simulated = new SimulatedProvider(fleet, config.NODE_NAME);
+export async function buildProviders(config: AgentConfig, presented: PresentedNodes, nodeName: string): Promise<ProviderSet> {
+  if (presented.fleet) {
+    const simulated = new SimulatedProvider(presented.fleet, nodeName);
     return { providers: [simulated], simulated };
   }
+  const names = new Set<string>(config.GPUFLEET_PROVIDERS);
   const run = execCommandRunner();
   const all: Record<string, () => DeviceProvider> = {
     nvidia: () => new NvidiaProvider(run),

@@ -140,6 +140,29 @@ describe('InventoryAssembler', () => {
     expect(second.inventory.accelerators[0].utilizationPercent).toBe(97);
   });
 
+  it('a pass that finds exactly what the last one did moves only the timestamps, and a change after it still counts', () => {
+    const time = manualClock();
+    const a = assembler(time.clock);
+    a.record('nvidia', { ok: structuredClone(gpus) });
+    a.record('host', { ok: {}, host: structuredClone(host) });
+    const first = a.assemble();
+    time.advance(30);
+    a.record('nvidia', { ok: structuredClone(gpus) });
+    a.record('host', { ok: {}, host: structuredClone(host) });
+    const second = a.assemble();
+    expect(second.changed).toBe(false);
+    const content = ({ observedAt: _o, providers: _p, ...rest }: NodeInventory) => rest;
+    expect(content(second.inventory)).toEqual(content(first.inventory));
+    expect(second.inventory.observedAt).toEqual(new Date('2025-01-01T00:00:30Z'));
+    expect(second.inventory.providers.map((p) => p.lastAttempt)).toEqual([new Date('2025-01-01T00:00:30Z'), new Date('2025-01-01T00:00:30Z')]);
+
+    a.record('nvidia', { ok: { ...gpus, accelerators: gpus.accelerators!.slice(1) } });
+    const third = a.assemble();
+    expect(third.changed).toBe(true);
+    expect(third.inventory.accelerators).toHaveLength(7);
+    expect(third.inventory.labels['nvidia.com/gpu.count']).toBe('7');
+  });
+
   it('a NIC port going down is a change, and RDMA is no longer available when none is up', () => {
     const a = assembler();
     a.record('rdma', { ok: nics });
@@ -178,7 +201,7 @@ describe('InventoryAssembler', () => {
     expect(statusOf(inventory, 'host')?.ok).toBe(false);
   });
 
-  it('hands out copies, so callers cannot change what it remembers', () => {
+  it('copies what providers hand it and hands out fresh lists, so neither can change what it remembers', () => {
     const a = assembler();
     a.record('nvidia', { ok: gpus });
     a.assemble().inventory.accelerators.pop();

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { NodeInventory, ProviderStatus, TopologyPlacement } from '@gpufleet/contracts';
 import type { HostInfo } from '../host/host-info';
 import { computeNodeLabels } from '../labels/node-labels';
@@ -20,6 +22,7 @@ export interface InventoryAssemblerOptions {
 }
 
 export interface AssembledInventory {
+  /** Its lists and labels are the caller's; the devices, links and host facts in them are shared with the assembler: read-only. */
   inventory: NodeInventory;
   /** True when the content differs from the previous assembly: the agent should publish. */
   changed: boolean;
@@ -34,6 +37,25 @@ interface ProviderState {
 }
 
 /**
+ * A copy of every object of a result, sharing the strings (which cannot change): what the
+ * provider does with its result afterwards does not reach the assembler, and an agent
+ * presenting 1,000 nodes does not hold each node's device names and UUIDs twice.
+ */
+function copyResult(result: DetectionResult): DetectionResult {
+  const copy: DetectionResult = { ...result };
+  if (result.accelerators) copy.accelerators = result.accelerators.map((a) => ({ ...a, migDevices: a.migDevices.map((m) => ({ ...m })) }));
+  if (result.nics) copy.nics = result.nics.map((n) => ({ ...n }));
+  if (result.links) copy.links = result.links.map((l) => ({ ...l }));
+  return copy;
+}
+
+/** Fresh lists and labels over the shared devices, so a caller's changes to them stay its own. */
+function handOut(inventory: NodeInventory): NodeInventory {
+  const { accelerators, nics, links, labels } = inventory;
+  return { ...inventory, accelerators: [...accelerators], nics: [...nics], links: [...links], labels: { ...labels } };
+}
+
+/**
  * The agent's memory of every provider's last pass, merged into one NodeInventory.
  * A failed pass keeps that provider's last good devices (and says why in its status);
  * a successful pass replaces them, so finding nothing removes them.
@@ -44,7 +66,10 @@ export class InventoryAssembler {
   private topology: TopologyPlacement | undefined;
   private nodeLabels: Record<string, string>;
   private generationValue: number;
+  /** SHA-256 of the last content fingerprint, not its text: an agent presenting 1,000 nodes keeps one per node. */
   private lastFingerprint: string | undefined;
+  /** The last inventory built in full, and the recorded objects (and errors) it was built from. */
+  private last: { inputs: unknown[]; inventory: NodeInventory } | undefined;
 
   constructor(private readonly options: InventoryAssemblerOptions) {
     this.clock = options.clock ?? (() => new Date());
@@ -64,9 +89,13 @@ export class InventoryAssembler {
       this.providers.set(provider, { ...previous, error: outcome.error.message || String(outcome.error), lastAttempt: now });
       return;
     }
+    // A pass that found what the last one did keeps the objects recorded then: an agent
+    // presenting 1,000 nodes then replaces (and collects) nothing on most passes.
+    const same = <T>(kept: T | undefined, found: T | undefined): kept is T => kept !== undefined && isDeepStrictEqual(kept, found);
+    const { ok, host } = outcome;
     this.providers.set(provider, {
-      result: structuredClone(outcome.ok),
-      host: outcome.host ? structuredClone(outcome.host) : undefined,
+      result: same(previous?.result, ok) ? previous.result : copyResult(ok),
+      host: same(previous?.host, host) ? previous.host : host && { ...host, cpu: { ...host.cpu }, memory: { ...host.memory } },
       lastSuccess: now,
       lastAttempt: now,
     });
@@ -74,16 +103,34 @@ export class InventoryAssembler {
 
   setTopology(topology: TopologyPlacement | undefined): void {
     this.topology = topology ? { ...topology } : undefined;
+    this.last = undefined;
   }
 
   setNodeLabels(labels: Record<string, string>): void {
     this.nodeLabels = { ...labels };
+    this.last = undefined;
   }
 
   /** Builds the inventory from everything recorded; bumps the generation only if the content changed. */
   assemble(): AssembledInventory {
     const names = [...this.providers.keys()].sort();
     const states = names.map((name) => ({ name, state: this.providers.get(name)! }));
+    const providers = states.map(({ name, state }): ProviderStatus => ({
+      provider: name,
+      ok: state.error === undefined,
+      error: state.error ?? '',
+      lastSuccess: state.lastSuccess,
+      lastAttempt: state.lastAttempt,
+    }));
+    const observedAt = this.clock();
+    const inputs = states.flatMap(({ name, state }) => [name, state.result, state.host, state.error]);
+    const last = this.last;
+    if (last && inputs.length === last.inputs.length && inputs.every((input, i) => input === last.inputs[i])) {
+      // The very objects of the last assembly (record keeps them when a pass found the same), so
+      // the same content: no labels or fingerprint to compute on the passes where nothing moved.
+      return { inventory: handOut({ ...last.inventory, providers, observedAt }), changed: false };
+    }
+
     const results = states.map((s) => s.state.result).filter((r): r is DetectionResult => r !== undefined);
     // Providers report disjoint things; the first (by name) that knows a version or the host wins.
     const host = states.map((s) => s.state.host).find((h): h is HostInfo => h !== undefined);
@@ -112,27 +159,22 @@ export class InventoryAssembler {
       labels: {},
       ...(driverVersion !== undefined ? { driverVersion } : {}),
       ...(runtimeVersion !== undefined ? { runtimeVersion } : {}),
-      providers: states.map(({ name, state }): ProviderStatus => ({
-        provider: name,
-        ok: state.error === undefined,
-        error: state.error ?? '',
-        lastSuccess: state.lastSuccess,
-        lastAttempt: state.lastAttempt,
-      })),
+      providers,
       generation: 0,
-      observedAt: this.clock(),
+      observedAt,
       agentVersion: this.options.agentVersion,
     };
     const labels = { ...computeNodeLabels(inventory), ...this.nodeLabels };
     inventory.labels = Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
 
-    const fingerprint = contentFingerprint(inventory);
+    const fingerprint = createHash('sha256').update(contentFingerprint(inventory)).digest('base64');
     const changed = fingerprint !== this.lastFingerprint;
     if (changed) {
       this.generationValue += 1;
       this.lastFingerprint = fingerprint;
     }
     inventory.generation = this.generationValue;
-    return { inventory: structuredClone(inventory), changed };
+    this.last = { inputs, inventory };
+    return { inventory: handOut(inventory), changed };
   }
 }

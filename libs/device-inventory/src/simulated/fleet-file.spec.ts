@@ -4,6 +4,7 @@ import { FleetFileError } from './field-reader';
 import { loadFleetFile, parseFleet } from './fleet-file';
 
 const DEV_FLEET = path.resolve(__dirname, '../../../../examples/fleets/dev.yaml');
+const FLEET_1000 = path.resolve(__dirname, '../../../../examples/fleets/fleet-1000.yaml');
 
 function issuesOf(text: string): string[] {
   try {
@@ -14,6 +15,20 @@ function issuesOf(text: string): string[] {
   }
   throw new Error('expected the fleet file to be rejected');
 }
+
+describe('the 1,000-node example fleet', () => {
+  it('has 500 H100, 300 L40S, 150 A100 (30 with MIG) and 50 CPU nodes: 6,400 accelerators', async () => {
+    const fleet = await loadFleetFile(FLEET_1000);
+    expect(fleet.cluster).toBe('dev');
+    expect(fleet.nodes).toHaveLength(1000);
+    expect(new Set(fleet.nodes.map((n) => n.name)).size).toBe(1000);
+    const nodes = (prefix: RegExp) => fleet.nodes.filter((n) => prefix.test(n.name));
+    expect([/^h100-\d+$/, /^l40s-\d+$/, /^a100-\d+$/, /^a100-mig-\d+$/, /^cpu-\d+$/].map((p) => nodes(p).length)).toEqual([500, 300, 120, 30, 50]);
+    expect(fleet.nodes.reduce((sum, n) => sum + (n.accelerators?.count ?? 0), 0)).toBe(6400);
+    expect(nodes(/^a100-mig-/).every((n) => n.accelerators!.migLayouts.every((layout) => layout.map((p) => p.profile).sort().join() === '2g.20gb,2g.20gb,3g.40gb'))).toBe(true);
+    expect(nodes(/^cpu-/).every((n) => n.accelerators === undefined)).toBe(true);
+  });
+});
 
 describe('the dev fleet', () => {
   it('has 5 nodes: 16 H100, 4 L40S, 8 A100 with MIG enabled, and a CPU-only node', async () => {

@@ -13,8 +13,11 @@ export { expandNamePattern } from './node-names';
 export {
   deterministicUuid,
   findFleetNode,
+  fleetNodeList,
+  listNames,
   numaCpuList,
   simulatedHostInfo,
+  simulatedDetection,
   simulatedInventory,
   type SimulatedNodeInventory,
 } from './simulated-inventory';

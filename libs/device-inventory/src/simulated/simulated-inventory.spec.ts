@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { AcceleratorVendor, LinkType } from '@gpufleet/contracts';
 import { loadFleetFile, parseFleet } from './fleet-file';
 import type { Fleet } from './fleet-types';
-import { numaCpuList, simulatedInventory } from './simulated-inventory';
+import { fleetNodeList, listNames, numaCpuList, simulatedInventory } from './simulated-inventory';
 import { SimulatedProvider } from './simulated-provider';
 
 const DEV_FLEET = path.resolve(__dirname, '../../../../examples/fleets/dev.yaml');
@@ -174,5 +174,16 @@ describe('SimulatedProvider', () => {
     expect(() => new SimulatedProvider(fleet, 'h100-9')).toThrow(
       'UNKNOWN_NODE: the fleet of cluster "dev" has no node "h100-9"; its nodes are h100-0, h100-1, l40s-0, a100-mig-0, cpu-0',
     );
+  });
+
+  it('names a large fleet by its entries, not node by node', () => {
+    const large = parseFleet('cluster: big\nnodes:\n  - namePrefix: gpu-\n    count: 1000\n  - name: head-0\n  - name: cpu-{0..1}\n');
+    expect(() => new SimulatedProvider(large, 'gpu-1000')).toThrow(
+      'UNKNOWN_NODE: the fleet of cluster "big" has no node "gpu-1000"; its nodes are gpu-0 … gpu-999, head-0, cpu-0, cpu-1',
+    );
+    const many = parseFleet(`cluster: many\nnodes:\n${Array.from({ length: 12 }, (_, i) => `  - name: n-${i}\n`).join('')}`);
+    expect(fleetNodeList(many)).toBe('n-0, n-1, n-2, n-3, n-4, n-5, n-6, n-7, … (12 nodes in all)');
+    expect(listNames(['"a"', '"b"'])).toBe('"a", "b"');
+    expect(listNames(Array.from({ length: 10 }, (_, i) => `x${i}`), 3)).toBe('x0, x1, x2, … (10 in all)');
   });
 });

@@ -196,13 +196,34 @@ export function simulatedHostInfo(node: FleetNode): HostInfo {
   };
 }
 
+/**
+ * Names for a message: all of a short list, the first few of a long one ("a, b, …, h, … (1000 in
+ * all)"), so an error about a 1,000-node fleet file stays one line.
+ */
+export function listNames(names: readonly string[], shown = 8): string {
+  return names.length <= shown ? names.join(', ') : `${names.slice(0, shown).join(', ')}, … (${names.length} in all)`;
+}
+
+/**
+ * The fleet's nodes for a message, an entry of three or more nodes as its first and last
+ * ("h100-0 … h100-499, l40s-0, cpu-0, cpu-1"), at most `shown` of those.
+ */
+export function fleetNodeList(fleet: Fleet, shown = 8): string {
+  const items: string[] = [];
+  for (let first = 0; first < fleet.nodes.length; ) {
+    let last = first;
+    while (last + 1 < fleet.nodes.length && fleet.nodes[last + 1].group === fleet.nodes[first].group) last++;
+    const entry = fleet.nodes.slice(first, last + 1).map((n) => n.name);
+    items.push(...(entry.length >= 3 ? [`${entry[0]} … ${entry[entry.length - 1]}`] : entry));
+    first = last + 1;
+  }
+  return items.length <= shown ? items.join(', ') : `${items.slice(0, shown).join(', ')}, … (${fleet.nodes.length} nodes in all)`;
+}
+
 export function findFleetNode(fleet: Fleet, nodeName: string): FleetNode {
   const node = fleet.nodes.find((n) => n.name === nodeName);
   if (!node) {
-    const known = fleet.nodes.map((n) => n.name);
-    throw new Error(
-      `UNKNOWN_NODE: the fleet of cluster ${JSON.stringify(fleet.cluster)} has no node ${JSON.stringify(nodeName)}; its nodes are ${known.join(', ')}`,
-    );
+    throw new Error(`UNKNOWN_NODE: the fleet of cluster ${JSON.stringify(fleet.cluster)} has no node ${JSON.stringify(nodeName)}; its nodes are ${fleetNodeList(fleet)}`);
   }
   return node;
 }
@@ -210,14 +231,18 @@ export function findFleetNode(fleet: Fleet, nodeName: string): FleetNode {
 /** The devices and host facts a simulated node reports; the same every time for the same fleet. */
 export function simulatedInventory(fleet: Fleet, nodeName: string): SimulatedNodeInventory {
   const node = findFleetNode(fleet, nodeName);
+  return { node, detection: simulatedDetection(fleet, node), host: simulatedHostInfo(node) };
+}
+
+/** What the vendor tools would report on `node` (one of `fleet`'s nodes): accelerators, NICs, links, versions. */
+export function simulatedDetection(fleet: Fleet, node: FleetNode): DetectionResult {
   const gpus = node.accelerators ? accelerators(fleet, node, node.accelerators) : [];
   const nicList = node.nics ? nics(node, node.nics, gpus) : [];
-  const detection: DetectionResult = {
+  return {
     accelerators: gpus,
     nics: nicList,
     links: links(node.accelerators, gpus, nicList),
     ...(node.driverVersion !== undefined ? { driverVersion: node.driverVersion } : {}),
     ...(node.runtimeVersion !== undefined ? { runtimeVersion: node.runtimeVersion } : {}),
   };
-  return { node, detection, host: simulatedHostInfo(node) };
 }

@@ -2,7 +2,7 @@ import type { TopologyPlacement } from '@gpufleet/contracts';
 import type { HostInfo, HostInfoSource } from '../host/host-info';
 import type { DetectionResult, DeviceProvider } from '../provider';
 import type { Fleet, FleetNode } from './fleet-types';
-import { findFleetNode, simulatedInventory } from './simulated-inventory';
+import { findFleetNode, simulatedDetection, simulatedHostInfo } from './simulated-inventory';
 
 /**
  * Reports one node of a fleet file as if its devices were real, so the agent, scheduler and
@@ -13,6 +13,7 @@ export class SimulatedProvider implements DeviceProvider, HostInfoSource {
   readonly name = 'simulated';
   readonly node: FleetNode;
   private failure: string | undefined;
+  private detection: DetectionResult | undefined;
 
   constructor(
     private readonly fleet: Fleet,
@@ -44,11 +45,20 @@ export class SimulatedProvider implements DeviceProvider, HostInfoSource {
 
   async detect(): Promise<DetectionResult> {
     if (this.failure !== undefined) throw new Error(this.failure);
-    // Generated afresh each pass so callers may keep or mutate what they get.
-    return simulatedInventory(this.fleet, this.node.name).detection;
+    // A simulated node's devices never change: generated once, then the same frozen result every
+    // pass (an agent presenting 1,000 nodes would otherwise rebuild 1,000 of them per interval).
+    return (this.detection ??= deepFreeze(simulatedDetection(this.fleet, this.node)));
   }
 
   async readHostInfo(): Promise<HostInfo> {
-    return simulatedInventory(this.fleet, this.node.name).host;
+    return simulatedHostInfo(this.node);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
