@@ -2,7 +2,7 @@ import { mkdtempSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { CapacityServiceClient, InstanceType } from '@gpufleet/contracts';
-import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
 import { ManagedProcess, ProcessGroup, StopWaiting, freePort, logTail, waitFor } from '@gpufleet/testing';
 
 export const REPO_ROOT = resolve(__dirname, '../..');
@@ -70,7 +70,7 @@ export async function waitReady(proc: ManagedProcess, base: string, timeoutMs = 
 }
 
 export function capacityClient(address: string): CapacityServiceClient {
-  return new CapacityServiceClient(address, channelCredentials());
+  return new CapacityServiceClient(address, channelCredentials(), clientOptions());
 }
 
 export async function instanceTypes(client: CapacityServiceClient): Promise<InstanceType[]> {

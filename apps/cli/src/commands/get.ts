@@ -16,7 +16,7 @@ import {
   workloadKey,
   WorkloadPhase,
 } from '@gpufleet/contracts';
-import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
 import { Column, OutputFormat, renderStructured, renderTable } from '../output/format';
 import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resources';
 import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
@@ -59,11 +59,11 @@ export interface Clients {
 export function connectClients(address: string, namespace?: string): Clients & { close(): void } {
   const creds = channelCredentials();
   const clients = {
-    capacity: new CapacityServiceClient(address, creds),
-    scheduling: new SchedulingServiceClient(address, creds),
-    queues: new QueueServiceClient(address, creds),
-    deployments: new DeploymentServiceClient(address, creds),
-    instances: new InstanceServiceClient(address, creds),
+    capacity: new CapacityServiceClient(address, creds, clientOptions()),
+    scheduling: new SchedulingServiceClient(address, creds, clientOptions()),
+    queues: new QueueServiceClient(address, creds, clientOptions()),
+    deployments: new DeploymentServiceClient(address, creds, clientOptions()),
+    instances: new InstanceServiceClient(address, creds, clientOptions()),
     namespace,
   };
   const all = [clients.capacity, clients.scheduling, clients.queues, clients.deployments, clients.instances];

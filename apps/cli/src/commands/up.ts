@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync } from 'fs';
 import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
-import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, nodeFlagsOf, requireBinary, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
@@ -308,7 +308,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     ]);
 
     const width = Math.max(...rows.map((r) => r[0].length));
-    const perProcess = groups.length === fleet.nodes.length ? 'one agent and one runtime per node' : `${groups.length} agent and ${groups.length} runtime processes`;
+    const n = groups.length;
+    const perProcess = n === fleet.nodes.length ? 'one agent and one runtime per node' : `${n} agent and ${n} runtime process${n === 1 ? '' : 'es'}`;
     log(`gpufleet is up: cluster "${fleet.cluster}", ${fleet.nodes.length} nodes from ${fleetFile} (${perProcess}), ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     for (const [name, where, file] of rows) {
       const ready = readyIn.get(name);
@@ -352,7 +353,7 @@ async function waitForReady(p: ManagedProcess, ops: string): Promise<void> {
 
 /** Waits until the scheduler answers and lists every node of the fleet. */
 async function waitForNodes(address: string, expected: number, scheduler: ManagedProcess): Promise<void> {
-  const client = new CapacityServiceClient(address, channelCredentials());
+  const client = new CapacityServiceClient(address, channelCredentials(), clientOptions());
   try {
     await waitFor(`the scheduler to see all ${expected} nodes`, async () => {
       await failIfExited(scheduler);
