@@ -2,7 +2,7 @@ import { readFileSync } from 'fs';
 import { Buckets, CapacityServiceClient, NodeInventory, NodePhase } from '@gpufleet/contracts';
 import { KvStore, connectNats } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { RunningServer, startNats, waitFor } from '@gpufleet/testing';
+import { RunningServer, startNats, stopOne, waitFor } from '@gpufleet/testing';
 import { ServiceStack, capacityClient, instanceTypes, wholeCapacityByProduct } from './support/services';
 
 const NODES = ['h100-0', 'h100-1', 'l40s-0', 'a100-mig-0', 'cpu-0'];
@@ -121,6 +121,10 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
   it('keeps serving and catching up across a NATS restart', async () => {
     await nats.restart();
     // Every service reconnects; an agent started after the restart is seen, nodes stay Ready.
+    // cpu-0's agent is replaced by one with a new label (two agents for one node would race:
+    // the old one writes its record again when it reconnects).
+    const old = stack.group.list().find((p) => p.spec.name === 'agent/cpu-0')!;
+    await stopOne(old, 5_000);
     await stack.agent('cpu-0', { HEARTBEAT_INTERVAL_S: '0.5', NODE_LABELS: 'team=research' });
     await waitFor('the relabelled node record to arrive', async () => {
       const { node } = await callUnary(client, client.getNode, { name: 'cpu-0' });

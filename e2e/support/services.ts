@@ -3,25 +3,27 @@ import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { CapacityServiceClient, InstanceType } from '@gpufleet/contracts';
 import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
+import { freshServiceArgs } from '@gpufleet/process-kit';
 import { ManagedProcess, ProcessGroup, StopWaiting, freePort, logTail, waitFor } from '@gpufleet/testing';
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 export const DEV_FLEET = join(REPO_ROOT, 'examples/fleets/dev.yaml');
 
-const NODE_ARGS = ['-r', 'reflect-metadata', '-r', '@swc-node/register'];
-
-/** Real service processes for end-to-end tests; logs go to a temp dir printed on failure. */
+/**
+ * Real service processes for end-to-end tests, run from the build as `gpufleet up` and the images
+ * run them (built first when stale); logs go to a temp dir printed on failure.
+ */
 export class ServiceStack {
   readonly group = new ProcessGroup();
   readonly logs = mkdtempSync(join(tmpdir(), 'gpufleet-e2e-'));
 
   constructor(readonly natsUrl: string, readonly cluster = 'dev') {}
 
-  private start(name: string, app: string, env: Record<string, string>): ManagedProcess {
+  private async start(name: string, app: string, env: Record<string, string>): Promise<ManagedProcess> {
     return this.group.start({
       name,
       command: process.execPath,
-      args: [...NODE_ARGS, join(REPO_ROOT, 'apps', app, 'src', 'main.ts')],
+      args: await freshServiceArgs(app, REPO_ROOT),
       cwd: REPO_ROOT,
       env: { ...process.env, GPUFLEET_CLUSTER: this.cluster, NATS_URL: this.natsUrl, LOG_LEVEL: 'info', ...env },
       logFile: join(this.logs, `${name.replace('/', '-')}.log`),
@@ -31,14 +33,14 @@ export class ServiceStack {
   async scheduler(env: Record<string, string> = {}): Promise<{ proc: ManagedProcess; address: string; http: string }> {
     const grpc = await freePort();
     const http = await freePort();
-    const proc = this.start('scheduler', 'scheduler', { GRPC_PORT: String(grpc), HTTP_PORT: String(http), ...env });
+    const proc = await this.start('scheduler', 'scheduler', { GRPC_PORT: String(grpc), HTTP_PORT: String(http), ...env });
     await waitReady(proc, `http://127.0.0.1:${http}`);
     return { proc, address: `127.0.0.1:${grpc}`, http: `http://127.0.0.1:${http}` };
   }
 
   async agent(node: string, env: Record<string, string> = {}): Promise<{ proc: ManagedProcess; http: string }> {
     const http = await freePort();
-    const proc = this.start(`agent/${node}`, 'device-discovery', {
+    const proc = await this.start(`agent/${node}`, 'device-discovery', {
       NODE_NAME: node,
       GPUFLEET_PROVIDERS: 'simulated',
       GPUFLEET_FLEET_FILE: DEV_FLEET,

@@ -1,20 +1,22 @@
-// The router as its container runs it (main.ts as a process): configuration checked at start,
+// The router as its container runs it (its built main.js as a process): configuration checked at start,
 // probes, and a graceful stop on SIGTERM that lets a running stream finish.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseSse } from '@gpufleet/openai-protocol';
+import { freshServiceArgs } from '@gpufleet/process-kit';
 import { freePort, ProcessGroup, waitFor } from '@gpufleet/testing';
 import { chat, post, RouterHarness } from './__fixtures__/router-harness';
 
 const REPO_ROOT = resolve(__dirname, '../../..');
-const MAIN = join(REPO_ROOT, 'apps/inference-router/src/main.ts');
-const NODE_ARGS = ['-r', 'reflect-metadata', '-r', '@swc-node/register', MAIN];
+/** The router from its build (brought up to date first), as its image runs it. */
+let NODE_ARGS: string[];
 
 let h: RouterHarness;
 const group = new ProcessGroup();
 
 beforeAll(async () => {
+  NODE_ARGS = await freshServiceArgs('inference-router', REPO_ROOT);
   h = await RouterHarness.start();
 });
 

@@ -4,3 +4,4 @@ export * from './supervisor';
 export * from './workspace';
 export * from './build';
 export * from './node-flags';
+export * from './service-command';

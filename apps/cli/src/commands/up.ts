@@ -3,7 +3,7 @@ import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
-import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, nodeFlagsOf, requireBinary, waitFor } from '@gpufleet/process-kit';
+import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
 
@@ -61,10 +61,9 @@ async function pickPort(what: string, preferred: number, log: (l: string) => voi
 const STACK_APPS = ['scheduler', 'device-discovery', 'node-runtime', 'inference-router', 'engine-sim'];
 
 function serviceArgs(app: string, fromSource: boolean): string[] {
-  const entry = fromSource ? ['-r', '@swc-node/register', join(REPO_ROOT, 'apps', app, 'src', 'main.ts')] : [join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js')];
   // The flags the images use too (process-kit NODE_FLAGS): the scheduler's young generation,
   // the node-side processes' small heap with its bound.
-  return [...nodeFlagsOf(app), '-r', 'reflect-metadata', ...entry];
+  return fromSource ? sourceServiceArgs(app, REPO_ROOT) : builtServiceArgs(app, REPO_ROOT);
 }
 
 /** Brings dist/ up to date for the stack's apps (a no-op when nothing changed), saying what it compiled. */

@@ -1,12 +1,12 @@
 // Starts the real engine-sim process for integration tests, the way e2e/support/services.ts
-// starts services: node with reflect-metadata and @swc-node/register, logs to a temp file.
+// starts services: the build (dist/, brought up to date first) with plain node, logs to a temp file.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freshServiceArgs } from '@gpufleet/process-kit';
 import { freePort, ProcessGroup, waitFor, type ManagedProcess } from '@gpufleet/testing';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
-const MAIN = join(REPO_ROOT, 'apps/engine-sim/src/main.ts');
 export const TEST_MODEL = 'test/sim-model';
 
 export interface EngineSimProcess {
@@ -32,7 +32,7 @@ export class EngineSimProcesses {
     const proc = this.group.start({
       name,
       command: process.execPath,
-      args: ['-r', 'reflect-metadata', '-r', '@swc-node/register', MAIN, '--model', TEST_MODEL, '--port', String(port), '--host', '127.0.0.1', '--replica-name', name, ...args],
+      args: [...(await freshServiceArgs('engine-sim', REPO_ROOT)), '--model', TEST_MODEL, '--port', String(port), '--host', '127.0.0.1', '--replica-name', name, ...args],
       cwd: REPO_ROOT,
       env: { ...process.env, LOG_LEVEL: 'info', ...env },
       logFile,

@@ -19,12 +19,12 @@ import {
 } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
+import { freshServiceArgs } from '@gpufleet/process-kit';
 import { freePort, ProcessGroup, startNats, startRedis, waitFor, type ManagedProcess, type RunningServer } from '@gpufleet/testing';
 import { createRouter, type RunningRouter } from '../bootstrap';
 import { loadRouterConfig } from '../config';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
-const ENGINE_SIM_MAIN = join(REPO_ROOT, 'apps/engine-sim/src/main.ts');
 
 export interface EngineSim {
   readonly name: string;
@@ -91,7 +91,7 @@ export class RouterHarness {
       name,
       command: process.execPath,
       args: [
-        '-r', 'reflect-metadata', '-r', '@swc-node/register', ENGINE_SIM_MAIN,
+        ...(await freshServiceArgs('engine-sim', REPO_ROOT)),
         '--model', model, '--port', String(port), '--host', '127.0.0.1', '--replica-name', name,
         '--prefill-us-per-token', '0', '--itl-ms', '0', ...args,
       ],
