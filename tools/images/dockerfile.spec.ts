@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join } from 'path';
-import { nodeFlagsOf, REPO_ROOT } from '@gpufleet/process-kit';
+import { builtServiceArgs, nodeFlagsOf, REPO_ROOT } from '@gpufleet/process-kit';
 import { forbiddenContent } from './check-image';
 import { contextFiles, copyOf, Dockerfile, instructions, isIgnored, parseDockerfile, parseDockerignore, readDockerfile, Stage, stageCommand, stageEnv, stageUser, words } from './dockerfile';
 
@@ -115,9 +115,11 @@ it('every image starts node with the flags `gpufleet up` gives the service (proc
     const { entrypoint, cmd } = stageCommand(readDockerfile(join(REPO_ROOT, 'apps', app, 'Dockerfile')).stages.at(-1)!);
     const argv = [...entrypoint, ...cmd];
     expect({ app, flags: argv.slice(1, argv.indexOf('-r')) }).toEqual({ app, flags: nodeFlagsOf(app) });
+    // What `gpufleet up` and the process-level tests run: the same flags before the same entry point.
+    expect(builtServiceArgs(app, '/app')).toEqual([...nodeFlagsOf(app), '-r', 'reflect-metadata', `/app/${argv.at(-1)}`]);
   }
   expect(nodeFlagsOf('scheduler')).toEqual(['--min-semi-space-size=64', '--max-semi-space-size=64']);
-  expect(readFileSync(join(REPO_ROOT, 'apps/cli/src/commands/up.ts'), 'utf8')).toContain('...nodeFlagsOf(app)');
+  expect(readFileSync(join(REPO_ROOT, 'apps/cli/src/commands/up.ts'), 'utf8')).toContain('builtServiceArgs(app, REPO_ROOT)');
 });
 
 describe('.dockerignore', () => {

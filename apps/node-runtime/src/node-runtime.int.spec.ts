@@ -6,7 +6,6 @@ import { connect, type NatsConnection } from 'nats';
 import {
   Accelerator,
   AcceleratorVendor,
-  Buckets,
   NodeInventory,
   NodeLedger,
   PodPlacement,
@@ -15,10 +14,9 @@ import {
   WorkloadPhase,
   type PodTemplate,
 } from '@gpufleet/contracts';
-import { KvStore } from '@gpufleet/messaging';
 import { requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
-import { killRecordedProcesses, startNodeRuntime, type NodeRuntimeUnderTest } from './__fixtures__/node-runtime.harness';
+import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
 // The node runtime against a real nats-server, running real engine-sim processes and a real
 // sshd: what the scheduler writes (inventory, workload, ledger) goes in, processes and pod
@@ -32,7 +30,7 @@ let nc: NatsConnection;
 let dir: string;
 let env: Record<string, string>;
 let runtime: NodeRuntimeUnderTest | undefined;
-let buckets: { nodes: KvStore<NodeInventory>; ledger: KvStore<NodeLedger>; workloads: KvStore<Workload>; pods: KvStore<PodRuntimeStatus> };
+let buckets: RuntimeBuckets;
 const ledgerEntries: NodeLedger['entries'] = [];
 
 const key = (workload: string, podSet = 'server', replica = 0) => `${NODE}.team-a.${workload}.${podSet}.${replica}.0`;
@@ -127,13 +125,8 @@ beforeAll(async () => {
   requireSshd();
   nats = await startNats();
   nc = await connect({ servers: nats.url });
-  const js = nc.jetstream();
-  buckets = {
-    nodes: await KvStore.open(js, Buckets.nodes(CLUSTER), NodeInventory),
-    ledger: await KvStore.open(js, Buckets.ledger(CLUSTER), NodeLedger),
-    workloads: await KvStore.open(js, Buckets.workloads(CLUSTER), Workload),
-    pods: await KvStore.open(js, Buckets.pods(CLUSTER), PodRuntimeStatus),
-  };
+  buckets = await openRuntimeBuckets(nc, CLUSTER);
+
   dir = mkdtempSync(join(tmpdir(), 'gpufleet-node-runtime-'));
   await buckets.nodes.put(NODE, {
     ...NodeInventory.fromJSON({}),

@@ -5,17 +5,14 @@ import { connect, type NatsConnection } from 'nats';
 import {
   Accelerator,
   AcceleratorVendor,
-  Buckets,
   NodeInventory,
-  NodeLedger,
   PodPlacement,
   PodRuntimeStatus,
   Workload,
   WorkloadPhase,
 } from '@gpufleet/contracts';
-import { KvStore } from '@gpufleet/messaging';
 import { startNats, waitFor, type RunningServer } from '@gpufleet/testing';
-import { killRecordedProcesses, startNodeRuntime, type NodeRuntimeUnderTest } from './__fixtures__/node-runtime.harness';
+import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
 // One node runtime process standing in for three simulated nodes (SIMULATED_NODES), against a
 // real nats-server with real engine-sim processes: each node has its own records, state
@@ -28,7 +25,7 @@ let nc: NatsConnection;
 let dir: string;
 let env: Record<string, string>;
 let runtime: NodeRuntimeUnderTest | undefined;
-let buckets: { nodes: KvStore<NodeInventory>; ledger: KvStore<NodeLedger>; workloads: KvStore<Workload>; pods: KvStore<PodRuntimeStatus> };
+let buckets: RuntimeBuckets;
 
 function inventory(node: string): NodeInventory {
   const accelerators = [0, 1].map((index) => ({
@@ -86,13 +83,8 @@ async function readyRecord(podKey: string, accept: (s: PodRuntimeStatus) => bool
 beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
-  const js = nc.jetstream();
-  buckets = {
-    nodes: await KvStore.open(js, Buckets.nodes(CLUSTER), NodeInventory),
-    ledger: await KvStore.open(js, Buckets.ledger(CLUSTER), NodeLedger),
-    workloads: await KvStore.open(js, Buckets.workloads(CLUSTER), Workload),
-    pods: await KvStore.open(js, Buckets.pods(CLUSTER), PodRuntimeStatus),
-  };
+  buckets = await openRuntimeBuckets(nc, CLUSTER);
+
   dir = mkdtempSync(join(tmpdir(), 'gpufleet-sim-nodes-'));
   env = {
     NODE_NAME: 'sim-runtime',

@@ -4,7 +4,10 @@
 import { readFileSync } from 'fs';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
+import type { NatsConnection } from 'nats';
+import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { loadConfig } from '@gpufleet/config';
+import { KvStore } from '@gpufleet/messaging';
 import { createLogger, NestJsonLogger } from '@gpufleet/observability';
 import { freePort, waitFor } from '@gpufleet/testing';
 import { AppModule } from '../app.module';
@@ -40,6 +43,24 @@ export async function startNodeRuntime(env: Record<string, string>, options: { w
     intervalMs: 50,
   });
   return { app, config, url, close: () => app.close() };
+}
+
+/** The buckets a node runtime reads and writes, as a test (standing in for the scheduler and the agents) opens them. */
+export interface RuntimeBuckets {
+  nodes: KvStore<NodeInventory>;
+  ledger: KvStore<NodeLedger>;
+  workloads: KvStore<Workload>;
+  pods: KvStore<PodRuntimeStatus>;
+}
+
+export async function openRuntimeBuckets(nc: NatsConnection, cluster: string): Promise<RuntimeBuckets> {
+  const js = nc.jetstream();
+  return {
+    nodes: await KvStore.open(js, Buckets.nodes(cluster), NodeInventory),
+    ledger: await KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
+    workloads: await KvStore.open(js, Buckets.workloads(cluster), Workload),
+    pods: await KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
+  };
 }
 
 /** SIGKILL to every process group the runtime's state files (one per node) still list: test cleanup, nothing left behind. */
