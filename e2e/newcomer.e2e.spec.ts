@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { DEV_FLEET } from './support/services';
+import { processTree } from '@gpufleet/process-kit';
 import { UpProcess, gpufleet } from './support/cli';
+import { listenersOf } from './support/listeners';
 
 /**
  * The newcomer path: a fresh `gpufleet up` on the dev fleet, then `deploy` and `create
@@ -35,6 +37,14 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/instance\/default\/dev is Running on h100-/);
+
+    // Safe defaults: every listener of the stack (nats, redis, the services, the engine the
+    // deployment runs, the instance's sshd) is on loopback, as `ss -ltnp` would show.
+    const listeners = listenersOf(processTree(up.child.pid!));
+    expect(listeners.length).toBeGreaterThanOrEqual(12);
+    expect(listeners.some((l) => /engine-sim|main\.js serve/.test(l.command))).toBe(true);
+    expect(listeners.some((l) => /sshd/.test(l.command))).toBe(true);
+    expect(listeners.filter((l) => l.address !== '127.0.0.1' && l.address !== '::1').map((l) => `${l.address}:${l.port} ${l.command.slice(0, 120)}`)).toEqual([]);
 
     const queues = await gpufleet(['get', 'queues', '-o', 'wide', ...at]);
     const rows = queues.stdout.trim().split('\n');

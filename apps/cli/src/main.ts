@@ -68,6 +68,7 @@ program
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
   .option('--nodes-per-process <n>', 'nodes one agent process and one runtime process present (1: processes of its own for every node)', intArg('--nodes-per-process'), DEFAULT_NODES_PER_PROCESS)
+  .option('--listen-host <address>', 'address every service listens on (0.0.0.0: every address; engines and instances follow only a concrete address)', '127.0.0.1')
   .option('--log-level <level>', 'service log level', 'info')
   .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
   .option('--from-source', 'run the services from their TypeScript sources (@swc-node/register) instead of building dist/ first')
@@ -102,6 +103,7 @@ program
         rescheduleAfterS: o.rescheduleAfter,
         logLevel: o.logLevel,
         nodesPerProcess: o.nodesPerProcess,
+        listenHost: o.listenHost,
         keepState: Boolean(o.keepState),
         fromSource: Boolean(o.fromSource),
         onStopReady: (stop) => (stopStack = stop),

@@ -44,7 +44,7 @@ export const nodeRuntimeConfigSchema = defineConfig({
     default: '127.0.0.1',
     pattern: /^[A-Za-z0-9.:[\]-]+$/,
     patternDesc: 'a host name or IP address',
-    desc: 'Host written in pod status: where engines and instance SSH ports are reached, and the host of runtime_url. Instances’ sshd listens on 127.0.0.1 when this is a loopback address, on every address otherwise.',
+    desc: 'Host written in pod status: where engines and instance SSH ports are reached, and the host of runtime_url. Engines and instances’ sshd listen on 127.0.0.1 when this is a loopback address, on every address otherwise.',
   }),
   ENGINE_MODE: str({
     default: 'auto',
@@ -102,7 +102,7 @@ export function runtimeUrlOf(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST' | 
   return isMultiNode(config) && node !== undefined ? `${base}/nodes/${node}` : base;
 }
 
-/** sshd must be reachable where pod status says it is: loopback only when the advertised host is. */
+/** Engines and sshd must be reachable where pod status says they are: loopback only when the advertised host is. */
 export function instanceListenAddress(config: Pick<NodeRuntimeConfig, 'ADVERTISE_HOST'>): string {
   return /^(127\.|localhost$|::1$|\[::1\]$)/.test(config.ADVERTISE_HOST) ? '127.0.0.1' : '0.0.0.0';
 }

@@ -12,6 +12,8 @@ export interface EnginePlacement {
   acceleratorIds: readonly string[];
   acceleratorMemoryMib?: number;
   port: number;
+  /** Address the engine binds; unset: every address. */
+  host?: string;
 }
 
 /**
@@ -34,6 +36,7 @@ export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedMode
   };
   if (engine.version) spec.version = engine.version;
   if (placement.acceleratorMemoryMib) spec.acceleratorMemoryMib = placement.acceleratorMemoryMib;
+  if (placement.host) spec.host = placement.host;
   if (engine.speculative?.method) {
     spec.speculative = {
       method: engine.speculative.method as SpeculativeMethod,

@@ -27,6 +27,9 @@ export interface KvOffload {
   readonly cpuBytes?: number;
 }
 
+/** Where an engine listens unless its spec says otherwise: every address of the node. */
+export const DEFAULT_ENGINE_HOST = '0.0.0.0';
+
 export interface EngineSpec {
   readonly engine: EngineKind;
   /** Engine release, e.g. `0.11.0`; checked against the oldest release the presets were written for. */
@@ -36,6 +39,11 @@ export interface EngineSpec {
   readonly modelPath: string;
   readonly servedModelName: string;
   readonly port: number;
+  /**
+   * Address the engine's server binds (default DEFAULT_ENGINE_HOST, every address of the node);
+   * the node runtime gives 127.0.0.1 when the node is reached on loopback (a local stack).
+   */
+  readonly host?: string;
   /** Accelerators given to one pod; the tensor-parallel size. */
   readonly acceleratorsPerPod: number;
   /** Device indices or UUIDs exported as CUDA_VISIBLE_DEVICES, one per accelerator. */

@@ -3,7 +3,7 @@
  * reads vLLM's flags, so every engine's spec is mapped onto the vLLM-shaped subset it models:
  * the model, the served name, the port, the tensor-parallel size and the concurrency limit.
  */
-import type { EngineCommand, EngineSpec } from './engine-spec';
+import { DEFAULT_ENGINE_HOST, type EngineCommand, type EngineSpec } from './engine-spec';
 import { buildEngineCommand } from './engine-command';
 import { presetFor } from './presets';
 
@@ -23,7 +23,7 @@ export function simulatedEngineCommand(spec: EngineSpec, engineSimEntry: EngineS
     '--served-model-name',
     spec.servedModelName,
     '--host',
-    '0.0.0.0',
+    spec.host ?? DEFAULT_ENGINE_HOST,
     '--port',
     String(spec.port),
     '--tensor-parallel-size',

@@ -57,6 +57,14 @@ describe('planPod: engines', () => {
     expect(plan.process.env).not.toHaveProperty('REPLICA_NAME');
   });
 
+  it('binds the engine where it is told (loopback on a local stack), real or simulated', () => {
+    for (const engineMode of ['real', 'simulated'] as const) {
+      const plan = planPod(pod(engineTemplate()), 18_000, ctx({ engineMode, engineListenAddress: '127.0.0.1' })) as EnginePodPlan;
+      const args = plan.process.args ?? [];
+      expect(args[args.indexOf('--host') + 1]).toBe('127.0.0.1');
+    }
+  });
+
   it('gives an engine on a MIG partition the MIG device and its memory', () => {
     const plan = planPod(pod(engineTemplate(), { partition: { acceleratorId: 'nvidia-3', profile: '1g.10gb', start: 0 } }), 18_000, ctx({ engineMode: 'real' })) as EnginePodPlan;
     expect(plan.process.env).toMatchObject({ CUDA_VISIBLE_DEVICES: 'MIG-66666666-7777-8888-9999-000000000000' });

@@ -30,6 +30,8 @@ export interface PlanContext {
   readonly healthIntervalMs?: number;
   /** Where instances' sshd listens (default 127.0.0.1). */
   readonly instanceListenAddress?: string;
+  /** Where engines listen (default every address, DEFAULT_ENGINE_HOST); 127.0.0.1 keeps them on the machine. */
+  readonly engineListenAddress?: string;
 }
 
 interface PodPlanBase {
@@ -101,7 +103,7 @@ export function planPod(pod: DesiredPod, port: number, ctx: PlanContext): PodPla
 }
 
 function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: number, ctx: PlanContext): EnginePodPlan {
-  const spec = engineSpec(run, devices, port);
+  const spec = engineSpec(run, devices, port, ctx.engineListenAddress);
   const simulated = ctx.engineMode === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim) : buildEngineCommand(spec);
   const env: Record<string, string> = withoutVisibility(command.env);
@@ -135,10 +137,11 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
 }
 
 /** EngineRun on this pod's devices → EngineSpec (the one conversion, shared with deployment validation). */
-export function engineSpec(run: EngineRun, devices: PodDevices, port: number): EngineSpec {
+export function engineSpec(run: EngineRun, devices: PodDevices, port: number, host?: string): EngineSpec {
   return engineSpecOf(run, {
     acceleratorIds: devices.engineIds,
     port,
+    ...(host ? { host } : {}),
     ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}),
   });
 }

@@ -5,3 +5,4 @@ export * from './workspace';
 export * from './build';
 export * from './node-flags';
 export * from './service-command';
+export * from './process-tree';

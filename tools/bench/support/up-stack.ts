@@ -3,9 +3,10 @@
 // whole stack, the `up` process and every process below it (nats-server, redis-server, the
 // services; no engines, as no deployment runs).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processTree } from '@gpufleet/process-kit';
 import { REPO_ROOT } from './http-load';
 
 export interface UpSample {
@@ -15,33 +16,6 @@ export interface UpSample {
   processes: number;
   /** RSS by process kind (`node-runtime`, `device-discovery`, `nats-server`, …), summed. */
   byKind: Map<string, { count: number; rssMib: number }>;
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `pid` and all of its descendants. */
-export function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const ppid = parentOf(Number(entry));
-    if (ppid !== undefined) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const tree: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const next = queue.shift()!;
-    tree.push(next);
-    queue.push(...(children.get(next) ?? []));
-  }
-  return tree;
 }
 
 /** VmRSS in MiB; 0 for a process that has gone (or a zombie, which has none). */

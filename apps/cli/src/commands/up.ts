@@ -28,6 +28,8 @@ export interface UpOptions {
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
   rescheduleAfterS: number;
   logLevel: string;
+  /** Address every service listens on (HOST); default 127.0.0.1. */
+  listenHost?: string;
   /**
    * How many nodes of the fleet one device-discovery agent process and one node runtime process
    * present (SIMULATED_NODES); 1 gives every node processes of its own, as on real hardware.
@@ -73,6 +75,13 @@ async function buildStack(log: (line: string) => void): Promise<void> {
   const compiled = results.reduce((n, r) => n + r.compiled.length, 0);
   const ms = results.reduce((n, r) => n + r.ms, 0);
   if (compiled > 0) log(`built ${compiled} files of ${results.filter((r) => r.compiled.length > 0).map((r) => r.app).join(', ')} into dist/ in ${(ms / 1000).toFixed(1)} s`);
+}
+
+const LOOPBACK = '127.0.0.1';
+
+/** Where pods are advertised (and so bound) for a listen address: a wildcard is not a place to reach. */
+export function advertiseHostFor(listenHost: string): string {
+  return listenHost === '0.0.0.0' || listenHost === '::' || listenHost === '[::]' ? LOOPBACK : listenHost;
 }
 
 /** Nodes per agent and runtime process when not told: a 1,000-node fleet is four of each. */
@@ -183,7 +192,12 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
 
     const grpcPort = await pickPort('the scheduler gRPC API', opts.schedulerPort, log);
     const httpPort = await pickPort('the scheduler HTTP endpoints', opts.schedulerHttpPort, log);
-    const common = { ...process.env, GPUFLEET_CLUSTER: fleet.cluster, NATS_URL: natsUrl, LOG_LEVEL: opts.logLevel };
+    // Every service listens on loopback unless --listen-host says otherwise: a local stack is
+    // not a network service until someone decides it is.
+    const listenHost = opts.listenHost ?? LOOPBACK;
+    /** Where this machine reaches the services (and where pods are advertised). */
+    const reach = advertiseHostFor(listenHost);
+    const common = { ...process.env, GPUFLEET_CLUSTER: fleet.cluster, NATS_URL: natsUrl, LOG_LEVEL: opts.logLevel, HOST: listenHost };
     const scheduler = start(group, {
       name: 'scheduler',
       command: process.execPath,
@@ -198,8 +212,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       },
       logFile: join(logsDir, 'scheduler.log'),
     });
-    rows.push(['scheduler', `grpc 127.0.0.1:${grpcPort}  http://127.0.0.1:${httpPort}`, scheduler.spec.logFile]);
-    readiness.push({ process: scheduler, ops: `http://127.0.0.1:${httpPort}` });
+    rows.push(['scheduler', `grpc ${reach}:${grpcPort}  http://${reach}:${httpPort}`, scheduler.spec.logFile]);
+    readiness.push({ process: scheduler, ops: `http://${reach}:${httpPort}` });
 
     const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     for (const names of groups) {
@@ -224,8 +238,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         },
         logFile: join(logsDir, `agent-${groupName(names)}.log`),
       });
-      rows.push([name, `http://127.0.0.1:${agentHttp}`, agent.spec.logFile]);
-      readiness.push({ process: agent, ops: `http://127.0.0.1:${agentHttp}` });
+      rows.push([name, `http://${reach}:${agentHttp}`, agent.spec.logFile]);
+      readiness.push({ process: agent, ops: `http://${reach}:${agentHttp}` });
     }
 
     for (const names of groups) {
@@ -247,13 +261,15 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(','), STATE_DIR: nodesDir(opts.home) } : { STATE_DIR: nodeStateDir(opts.home, names[0]) }),
           HTTP_PORT: String(runtimeHttp),
           GRPC_PORT: String(runtimeGrpc),
-          ADVERTISE_HOST: '127.0.0.1',
+          // Engines and instances' sshd bind where pods are advertised: loopback unless
+          // --listen-host names a concrete address.
+          ADVERTISE_HOST: reach,
           ENGINE_MODE: 'auto',
         },
         logFile: join(logsDir, `runtime-${groupName(names)}.log`),
       });
-      rows.push([name, `http://127.0.0.1:${runtimeHttp}`, runtime.spec.logFile]);
-      readiness.push({ process: runtime, ops: `http://127.0.0.1:${runtimeHttp}` });
+      rows.push([name, `http://${reach}:${runtimeHttp}`, runtime.spec.logFile]);
+      readiness.push({ process: runtime, ops: `http://${reach}:${runtimeHttp}` });
     }
 
     const routerHttp = await pickPort('the router (OpenAI API)', opts.routerPort, log);
@@ -267,9 +283,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       env: {
         ...common,
         REDIS_URL: redisUrl,
-        // Loopback only: without --router-auth anyone who reaches it is served, and KeyService is
-        // open unless GPUFLEET_ADMIN_TOKEN is set.
-        HOST: '127.0.0.1',
+        // HOST from `common`: loopback by default, as without --router-auth anyone who reaches it
+        // is served, and KeyService is open unless GPUFLEET_ADMIN_TOKEN is set.
         HTTP_PORT: String(routerHttp),
         OPS_PORT: String(routerOps),
         GRPC_PORT: String(routerGrpc),
@@ -280,16 +295,16 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       logFile: join(logsDir, 'router.log'),
     });
     const keysNote = opts.routerAuth ? 'keys required: gpufleet keys create' : 'keys not required';
-    rows.push(['router', `http://127.0.0.1:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc 127.0.0.1:${routerGrpc}`, router.spec.logFile]);
-    readiness.push({ process: router, ops: `http://127.0.0.1:${routerOps}` });
+    rows.push(['router', `http://${reach}:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc ${reach}:${routerGrpc}`, router.spec.logFile]);
+    readiness.push({ process: router, ops: `http://${reach}:${routerOps}` });
 
     const context: StackContext = {
       cluster: fleet.cluster,
       natsUrl,
-      scheduler: `127.0.0.1:${grpcPort}`,
-      schedulerHttp: `http://127.0.0.1:${httpPort}`,
-      router: `http://127.0.0.1:${routerHttp}`,
-      routerGrpc: `127.0.0.1:${routerGrpc}`,
+      scheduler: `${reach}:${grpcPort}`,
+      schedulerHttp: `http://${reach}:${httpPort}`,
+      router: `http://${reach}:${routerHttp}`,
+      routerGrpc: `${reach}:${routerGrpc}`,
       redisUrl,
       pid: process.pid,
       startedAt: new Date().toISOString(),

@@ -403,6 +403,8 @@ export class NodePods {
       backoff: this.backoff(),
       healthIntervalMs: this.config.HEALTH_PROBE_INTERVAL_S * 1000,
       instanceListenAddress: instanceListenAddress(this.config),
+      // Engines follow the same rule as sshd: loopback only when the node is advertised on loopback.
+      engineListenAddress: instanceListenAddress(this.config),
     };
   }
 

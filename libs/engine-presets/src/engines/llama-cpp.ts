@@ -1,4 +1,4 @@
-import type { EngineSpec, SpecProblem } from '../engine-spec';
+import { DEFAULT_ENGINE_HOST, type EngineSpec, type SpecProblem } from '../engine-spec';
 import { presetFor } from '../presets';
 import type { EngineBuilder, EngineInvocation } from './engine-builder';
 
@@ -24,7 +24,7 @@ export const llamaCppBuilder: EngineBuilder = {
         '--alias',
         spec.servedModelName,
         '--host',
-        '0.0.0.0',
+        spec.host ?? DEFAULT_ENGINE_HOST,
         '--port',
         String(spec.port),
         '-ngl',

@@ -1,4 +1,4 @@
-import type { EngineSpec, SpecProblem } from '../engine-spec';
+import { DEFAULT_ENGINE_HOST, type EngineSpec, type SpecProblem } from '../engine-spec';
 import { presetFor } from '../presets';
 import type { EngineBuilder, EngineInvocation } from './engine-builder';
 
@@ -23,7 +23,7 @@ export const trtllmBuilder: EngineBuilder = {
         '--served_model_name',
         spec.servedModelName,
         '--host',
-        '0.0.0.0',
+        spec.host ?? DEFAULT_ENGINE_HOST,
         '--port',
         String(spec.port),
         '--backend',

@@ -1,4 +1,4 @@
-import type { EngineSpec, SpecProblem } from '../engine-spec';
+import { DEFAULT_ENGINE_HOST, type EngineSpec, type SpecProblem } from '../engine-spec';
 import { DEFAULT_SPECULATIVE_TOKENS, presetFor } from '../presets';
 import { speculativeTokens, type EngineBuilder, type EngineInvocation } from './engine-builder';
 
@@ -21,7 +21,7 @@ export const vllmBuilder: EngineBuilder = {
       '--served-model-name',
       spec.servedModelName,
       '--host',
-      '0.0.0.0',
+      spec.host ?? DEFAULT_ENGINE_HOST,
       '--port',
       String(spec.port),
       '--tensor-parallel-size',
