@@ -39,6 +39,8 @@ function num(options: NumOptions): FieldSpec<number> {
     hasDefault: true,
     required: false,
     secret: false,
+    // A number is never a credential, whatever its name (PREFILL_US_PER_TOKEN).
+    notSecret: true,
     requires: [],
     conflicts: [],
     parse(raw: string): number {

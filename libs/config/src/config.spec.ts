@@ -159,4 +159,28 @@ describe('secret names', () => {
     expect(['NATS_TOKEN', 'GPUFLEET_ADMIN_TOKEN', 'REDIS_PASSWORD', 'OPENAI_API_KEY', 'NATS_NKEY_SEED'].filter((n) => isSecretField(n))).toHaveLength(5);
     expect(['MAX_TOKENS', 'MEAN_OUTPUT_TOKENS', 'SEED', 'NATS_NKEY_SEED_FILE', 'TOKEN_BUDGET_PATH'].filter((n) => isSecretField(n))).toEqual([]);
   });
+
+  it('shows a field declared `secret: false` whatever its name', () => {
+    expect(isSecretField('PREFILL_US_PER_TOKEN', int({ default: 50, secret: false, desc: 'µs per token' }))).toBe(false);
+    expect(isSecretField('PREFILL_US_PER_TOKEN')).toBe(true);
+  });
+});
+
+describe('passwords inside URLs', () => {
+  const urls = defineConfig({
+    NATS_URL: list({ default: ['nats://127.0.0.1:4222'], of: url({ protocols: ['nats', 'tls'], desc: 'a server' }), desc: 'servers' }),
+    REDIS_URL: url({ optional: true, protocols: ['redis', 'rediss'], desc: 'redis' }),
+  });
+
+  it('are redacted in the printed config, user and host kept; the config itself keeps them', () => {
+    const config = loadConfig(urls, { NATS_URL: 'nats://svc:s3cret@n1:4222,nats://n2:4222', REDIS_URL: 'redis://:hunter2@cache:6379/0' });
+    expect(redactConfig(config)).toEqual({ NATS_URL: [`nats://svc:${REDACTED}@n1:4222`, 'nats://n2:4222'], REDIS_URL: `redis://:${REDACTED}@cache:6379/0` });
+    expect(JSON.stringify(config)).not.toMatch(/s3cret|hunter2/);
+    expect(config.REDIS_URL).toBe('redis://:hunter2@cache:6379/0');
+  });
+
+  it('are redacted in the error that quotes a bad value', () => {
+    expect(() => loadConfig(urls, { REDIS_URL: 'http://:hunter2@cache' })).toThrow(/REDIS_URL: expected .*, got "http:\/\/:\[REDACTED\]@cache"/);
+    expect(() => loadConfig(urls, { REDIS_URL: 'http://:hunter2@cache' })).not.toThrow(/hunter2/);
+  });
 });

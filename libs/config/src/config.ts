@@ -68,14 +68,29 @@ const SECRET_NAME = /(^|_)(PASSWORD|PASSWD|TOKEN|SECRET|API_?KEY|PRIVATE_KEY|NKE
 const PATH_NAME = /_(FILE|PATH|DIR)$/i;
 
 export function isSecretField(name: string, spec?: FieldSpec<unknown>): boolean {
-  return spec?.secret === true || (SECRET_NAME.test(name) && !PATH_NAME.test(name));
+  if (spec?.secret === true) return true;
+  if (spec?.notSecret === true) return false;
+  return SECRET_NAME.test(name) && !PATH_NAME.test(name);
+}
+
+// `scheme://user:password@host`: the password part of a URL's userinfo.
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/@:\s]*:)([^/@\s]+)(@)/i;
+
+/**
+ * A value with the password of any URL it holds replaced by [REDACTED]: `nats://svc:s3cret@n1`
+ * → `nats://svc:[REDACTED]@n1`. NATS_URL and REDIS_URL are not secrets, but they may carry one.
+ */
+export function redactUrlPasswords<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(URL_PASSWORD, `$1${REDACTED}$3`) as T;
+  if (Array.isArray(value)) return value.map((v) => redactUrlPasswords(v)) as T;
+  return value;
 }
 
 const schemas = new WeakMap<object, ConfigFields>();
 
 function show(raw: string, secret: boolean): string {
   if (secret) return `a secret value of ${raw.length} characters`;
-  const quoted = JSON.stringify(raw);
+  const quoted = JSON.stringify(redactUrlPasswords(raw));
   return quoted.length > 120 ? `${quoted.slice(0, 117)}…"` : quoted;
 }
 
@@ -159,7 +174,7 @@ export function redactConfig<C extends object>(config: C): Redacted<C> {
   const fields = schemas.get(config);
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(config)) {
-    copy[name] = value !== undefined && isSecretField(name, fields?.[name]) ? REDACTED : value;
+    copy[name] = value !== undefined && isSecretField(name, fields?.[name]) ? REDACTED : redactUrlPasswords(value);
   }
   return copy as Redacted<C>;
 }

@@ -31,6 +31,8 @@ export interface FieldSpec<T> {
   readonly required: boolean;
   /** Never printed: redacted by `redactConfig`, `JSON.stringify(config)` and in error messages. */
   readonly secret: boolean;
+  /** Declared `secret: false`: shown even when its name looks like a credential's (`…_PER_TOKEN`). */
+  readonly notSecret: boolean;
   /** When this variable is set, these must be set too (e.g. a TLS key requires its certificate). */
   readonly requires: readonly string[];
   /** When this variable is set, these must not be (e.g. two ways to authenticate). */
@@ -45,7 +47,7 @@ export interface CommonOptions {
   readonly desc: string;
   /** Unset is allowed and yields `undefined` (ignored when a default is given). */
   readonly optional?: boolean;
-  /** The value is a credential: never printed or logged. */
+  /** true: the value is a credential, never printed or logged. false: it is not, whatever its name says. */
   readonly secret?: boolean;
   /** Variables that must also be set when this one is. */
   readonly requires?: readonly string[];
@@ -73,6 +75,7 @@ function makeSpec<T, O extends CommonOptions & { readonly default?: unknown }>(
     hasDefault,
     required: !hasDefault && options.optional !== true,
     secret: options.secret === true,
+    notSecret: options.secret === false,
     requires: Object.freeze([...(options.requires ?? [])]),
     conflicts: Object.freeze([...(options.conflicts ?? [])]),
     parse: shape.parse as (raw: string) => Exclude<Resolved<T, O>, undefined>,
