@@ -19,7 +19,13 @@ export const schedulerConfigSchema = defineConfig({
     min: 0.3,
     desc: 'Seconds a lease may go unrenewed before a standby scheduler takes over (takeover within this plus LEADER_RENEW_S).',
   }),
-});
+}, [
+  // A lease renewed no more often than it expires lapses between renewals: two leaders.
+  (c) =>
+    c.LEADER_RENEW_S < c.LEADER_EXPIRE_S
+      ? []
+      : [{ variable: 'LEADER_RENEW_S', message: `expected less than LEADER_EXPIRE_S (${c.LEADER_EXPIRE_S}), got ${c.LEADER_RENEW_S}: the lease would lapse between renewals` }],
+]);
 
 export type SchedulerConfig = ConfigOf<typeof schedulerConfigSchema.fields>;
 

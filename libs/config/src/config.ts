@@ -5,6 +5,8 @@ export type ConfigFields = Record<string, FieldSpec<unknown>>;
 
 export interface ConfigSchema<F extends ConfigFields = ConfigFields> {
   readonly fields: F;
+  /** Rules between variables, run once every field is valid: each returns the problems it finds. */
+  readonly checks: ReadonlyArray<(config: ConfigOf<F>) => readonly ConfigProblem[]>;
 }
 
 /** The loaded config type of a set of fields. */
@@ -24,7 +26,10 @@ const VARIABLE_NAME = /^[A-Z][A-Z0-9_]*$/;
  * Declares a service's configuration: one field per environment variable.
  * Spread the shared fields in: `defineConfig({ ...sharedConfigFields, NOT_READY_TIMEOUT_S: duration({...}) })`.
  */
-export function defineConfig<const F extends ConfigFields>(fields: F): ConfigSchema<F> {
+export function defineConfig<const F extends ConfigFields>(
+  fields: F,
+  checks: ReadonlyArray<(config: ConfigOf<F>) => readonly ConfigProblem[]> = [],
+): ConfigSchema<F> {
   for (const [name, spec] of Object.entries(fields)) {
     if (!VARIABLE_NAME.test(name)) {
       throw new Error(`defineConfig: "${name}" is not an environment variable name (UPPER_SNAKE_CASE)`);
@@ -33,7 +38,7 @@ export function defineConfig<const F extends ConfigFields>(fields: F): ConfigSch
       if (!(other in fields)) throw new Error(`defineConfig: ${name} refers to ${other}, which is not in the schema`);
     }
   }
-  return Object.freeze({ fields: Object.freeze({ ...fields }) });
+  return Object.freeze({ fields: Object.freeze({ ...fields }), checks: Object.freeze([...checks]) });
 }
 
 /** One bad variable. */
@@ -153,6 +158,8 @@ export function loadConfig<F extends ConfigFields>(
     }
   }
 
+  if (problems.length > 0) throw new ConfigError(problems);
+  for (const check of schema.checks ?? []) problems.push(...check(values as ConfigOf<F>));
   if (problems.length > 0) throw new ConfigError(problems);
 
   for (const value of Object.values(values)) deepFreeze(value);

@@ -53,6 +53,11 @@ describe('spec validation', () => {
 
   it('every problem is reported at once', () => {
     expect(problems({ ...base, port: 70000, modelPath: '', mode: 'fast' as never }).map((p) => p.field)).toEqual(['mode', 'modelPath', 'port']);
+    // A model that starts with "-" would become an engine flag (--trust-remote-code, say).
+    expect(problems({ ...base, modelPath: '--trust-remote-code', servedModelName: '-x' })).toEqual([
+      { field: 'modelPath', message: 'expected a model path or hub id, not something that starts with "-" (it would be read as an engine flag), got "--trust-remote-code"' },
+      { field: 'servedModelName', message: 'expected a model name that does not start with "-" (it would be read as an engine flag), got "-x"' },
+    ]);
   });
 
   it('a release older than the presets is refused', () => {

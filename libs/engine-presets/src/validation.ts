@@ -34,7 +34,11 @@ export function validateEngineSpec(spec: EngineSpec): void {
   if (!ENGINE_MODES.includes(spec.mode)) problem('mode', `expected one of ${ENGINE_MODES.join(' | ')}, got ${JSON.stringify(spec.mode)}`);
   if (!ENGINE_ROLES.includes(spec.role)) problem('role', `expected one of ${ENGINE_ROLES.join(' | ')}, got ${JSON.stringify(spec.role)}`);
   if (!isNonEmptyString(spec.modelPath)) problem('modelPath', 'expected a non-empty model path');
+  // Both become command-line arguments: one that starts with "-" would be read as an engine flag.
+  else if (spec.modelPath.startsWith('-')) problem('modelPath', `expected a model path or hub id, not something that starts with "-" (it would be read as an engine flag), got ${JSON.stringify(spec.modelPath)}`);
   if (!isNonEmptyString(spec.servedModelName)) problem('servedModelName', 'expected a non-empty model name');
+  else if (spec.servedModelName.startsWith('-')) problem('servedModelName', `expected a model name that does not start with "-" (it would be read as an engine flag), got ${JSON.stringify(spec.servedModelName)}`);
+  if (spec.host !== undefined && !/^[A-Za-z0-9.:[\]-]+$/.test(spec.host)) problem('host', `expected an IP address or host name, got ${JSON.stringify(spec.host)}`);
   if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) problem('port', `expected an integer in 1..65535, got ${JSON.stringify(spec.port)}`);
 
   if (!isPositiveInteger(spec.acceleratorsPerPod)) {

@@ -27,6 +27,9 @@ const MAX_MODEL_NAME = 256;
 const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$/;
 
 /** A new key from a CreateKey request: the record to store and the full key to show once. */
+/** The longest expires_in_seconds accepted: ten years. */
+export const MAX_EXPIRES_IN_S = 10 * 365 * 24 * 3600;
+
 export function newKeyRecord(request: CreateKeyRequest, now: Date): { record: ApiKeyRecord; fullKey: string } {
   if (request.name.length > MAX_NAME) throw invalidArgument('name', `at most ${MAX_NAME} characters`, `${request.name.length} characters`);
   if (request.allModels && request.models.length > 0) throw invalidArgument('models', 'no models when all_models is true', request.models);
@@ -41,6 +44,10 @@ export function newKeyRecord(request: CreateKeyRequest, now: Date): { record: Ap
   });
   if (request.expiresAt && request.expiresInSeconds > 0) {
     throw invalidArgument('expires_in_seconds', 'not set together with expires_at (give one of them)', request.expiresInSeconds);
+  }
+  // Bounded so the expiry is a real date (a huge number made an Invalid Date and an INTERNAL error).
+  if (!Number.isSafeInteger(request.expiresInSeconds) || request.expiresInSeconds < 0 || request.expiresInSeconds > MAX_EXPIRES_IN_S) {
+    throw invalidArgument('expires_in_seconds', `a whole number of seconds 0-${MAX_EXPIRES_IN_S} (10 years; 0: never expires)`, request.expiresInSeconds);
   }
   let expiresAt: Date | undefined = request.expiresAt;
   if (request.expiresInSeconds > 0) expiresAt = new Date(now.getTime() + request.expiresInSeconds * 1000);

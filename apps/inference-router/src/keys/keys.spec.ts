@@ -29,6 +29,9 @@ describe('newKeyRecord', () => {
     [{ allModels: true, expiresAt: new Date('2025-01-01T00:00:00Z') }, 'expires_at'],
     [{ allModels: true, expiresAt: new Date('2027-01-01T00:00:00Z'), expiresInSeconds: 5 }, 'expires_in_seconds'],
     [{ allModels: true, labels: { 'bad key!': 'x' } }, 'labels.bad key!'],
+    // Past ten years the expiry stops being a date a client can use (and once was an INTERNAL error).
+    [{ allModels: true, expiresInSeconds: 1e15 }, 'expires_in_seconds'],
+    [{ allModels: true, expiresInSeconds: 10 * 365 * 24 * 3600 + 1 }, 'expires_in_seconds'],
   ] as [Partial<CreateKeyRequest>, string][])('rejects %j naming %s', (partial, field) => {
     try {
       newKeyRecord(request(partial), NOW);
