@@ -1,5 +1,8 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, rmSync } from 'fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'fs';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { InstanceServiceClient, SchedulingServiceClient, type CreateInstanceRequest } from '@gpufleet/contracts';
+import { callUnary } from '@gpufleet/grpc-kit';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { DEV_FLEET } from './support/services';
@@ -15,6 +18,11 @@ import { listenersOf } from './support/listeners';
 const home = mkdtempSync(join(tmpdir(), 'gpufleet-newcomer-'));
 const at = ['--home', home];
 const GPU_POOLS = ['a100-sxm4-80gb-x86-64', 'h100-80gb-hbm3-x86-64', 'l40s-x86-64'];
+
+/** The instance of the audit: a command run on a GPU node by whoever reaches the port. */
+function InstanceService_create(name: string): CreateInstanceRequest {
+  return { instance: { name, namespace: 'default', spec: { command: 'id > /tmp/gpufleet-pwned', sshPublicKeys: ['ssh-ed25519 AAAA pwn'] } } } as never;
+}
 
 describe('newcomer path on a fresh `gpufleet up`', () => {
   const up = new UpProcess([...at, '--fleet', DEV_FLEET, '--scheduler-port', '0', '--scheduler-http-port', '0', '--heartbeat-interval', '1']);
@@ -45,6 +53,27 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
     expect(listeners.some((l) => /engine-sim|main\.js serve/.test(l.command))).toBe(true);
     expect(listeners.some((l) => /sshd/.test(l.command))).toBe(true);
     expect(listeners.filter((l) => l.address !== '127.0.0.1' && l.address !== '::1').map((l) => `${l.address}:${l.port} ${l.command.slice(0, 120)}`)).toEqual([]);
+
+    // Authenticated by default: `up` made an admin token in the home (0600), which the CLI used
+    // above; a caller without it, or with a wrong one, is refused before anything runs.
+    expect(statSync(join(home, 'admin-token')).mode & 0o777).toBe(0o600);
+    const { scheduler } = JSON.parse(readFileSync(join(home, 'context.json'), 'utf8')) as { scheduler: string };
+    const instances = new InstanceServiceClient(scheduler, credentials.createInsecure());
+    const scheduling = new SchedulingServiceClient(scheduler, credentials.createInsecure());
+    try {
+      const attack = InstanceService_create('pwn');
+      await expect(callUnary(instances, instances.createInstance, attack)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+      const wrong = new Metadata();
+      wrong.set('authorization', 'Bearer not-the-token');
+      await expect(callUnary(instances, instances.createInstance, attack, { metadata: wrong })).rejects.toMatchObject({ code: status.UNAUTHENTICATED, details: 'UNAUTHENTICATED: the admin token presented is not valid' });
+      await expect(callUnary(scheduling, scheduling.deleteWorkload, { namespace: 'default', name: 'anything' })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+      const watch = scheduling.watchWorkloads({ namespace: '', initial: true } as never);
+      await expect(new Promise((resolve, reject) => { watch.on('data', () => resolve('data')); watch.on('error', reject); })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+      expect((await gpufleet(['get', 'instances', ...at])).stdout).not.toContain('pwn');
+    } finally {
+      instances.close();
+      scheduling.close();
+    }
 
     const queues = await gpufleet(['get', 'queues', '-o', 'wide', ...at]);
     const rows = queues.stdout.trim().split('\n');

@@ -66,7 +66,9 @@ async function waitReady(names: string[], what: string, timeoutMs = 120_000): Pr
 /** The pods a node runtime reports (pid, devices), from its HTTP API. */
 async function podsOf(replica: Replica): Promise<PodJson[]> {
   const runtime = new URL(replica.logsUrl).origin;
-  const body = (await (await fetch(`${runtime}/v1/pods`)).json()) as { pods: PodJson[] } | PodJson[];
+  // The runtime's pod API needs the stack's admin token, which `up` made in the home.
+  const token = readFileSync(join(home, 'admin-token'), 'utf8').trim();
+  const body = (await (await fetch(`${runtime}/v1/pods`, { headers: { authorization: `Bearer ${token}` } })).json()) as { pods: PodJson[] } | PodJson[];
   return Array.isArray(body) ? body : body.pods;
 }
 

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { loadAdminToken } from './admin';
 import { resolveHome, requireContext, requireRouter } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
@@ -19,6 +20,13 @@ const program = new Command('gpufleet')
   .description('gpufleet: discover accelerators, offer capacity, run model deployments and GPU instances across a fleet')
   .option('--home <dir>', 'where the stack context and logs live (default $GPUFLEET_HOME or ~/.gpufleet)')
   .showHelpAfterError()
+  // Every command but `up` (which makes it) uses the admin token of the stack in --home, unless
+  // GPUFLEET_ADMIN_TOKEN is set: the CLI is authenticated without anyone copying the token.
+  .hook('preAction', (_program, command) => {
+    if (command.name() === 'up') return;
+    const token = loadAdminToken(resolveHome(program.opts().home));
+    if (token) process.env.GPUFLEET_ADMIN_TOKEN = token;
+  })
   .addHelpText(
     'after',
     `
@@ -71,6 +79,7 @@ program
   .option('--listen-host <address>', 'address every service listens on (0.0.0.0: every address; engines and instances follow only a concrete address)', '127.0.0.1')
   .option('--log-level <level>', 'service log level', 'info')
   .option('--keep-state', "keep the previous run's NATS state (nodes, workloads, queues) in this home")
+  .option('--no-auth', 'run an open stack: no admin token, anyone who reaches a port may use every API (a throwaway stack only)')
   .option('--from-source', 'run the services from their TypeScript sources (@swc-node/register) instead of building dist/ first')
   .action(async (o) => {
     const home = resolveHome(program.opts().home);
@@ -104,6 +113,7 @@ program
         logLevel: o.logLevel,
         nodesPerProcess: o.nodesPerProcess,
         listenHost: o.listenHost,
+        auth: o.auth !== false,
         keepState: Boolean(o.keepState),
         fromSource: Boolean(o.fromSource),
         onStopReady: (stop) => (stopStack = stop),

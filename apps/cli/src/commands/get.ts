@@ -16,13 +16,13 @@ import {
   workloadKey,
   WorkloadPhase,
 } from '@gpufleet/contracts';
-import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
+import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
 import { Column, OutputFormat, renderStructured, renderTable } from '../output/format';
 import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resources';
 import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
 import { deploymentColumns } from '../output/deployments';
 import { instanceColumns } from '../output/instances';
-import { adminMetadata } from '../admin';
+import { adminMetadata, cliClientOptions } from '../admin';
 
 export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues' | 'deployments' | 'instances';
 
@@ -59,11 +59,11 @@ export interface Clients {
 export function connectClients(address: string, namespace?: string): Clients & { close(): void } {
   const creds = channelCredentials();
   const clients = {
-    capacity: new CapacityServiceClient(address, creds, clientOptions()),
-    scheduling: new SchedulingServiceClient(address, creds, clientOptions()),
-    queues: new QueueServiceClient(address, creds, clientOptions()),
-    deployments: new DeploymentServiceClient(address, creds, clientOptions()),
-    instances: new InstanceServiceClient(address, creds, clientOptions()),
+    capacity: new CapacityServiceClient(address, creds, cliClientOptions()),
+    scheduling: new SchedulingServiceClient(address, creds, cliClientOptions()),
+    queues: new QueueServiceClient(address, creds, cliClientOptions()),
+    deployments: new DeploymentServiceClient(address, creds, cliClientOptions()),
+    instances: new InstanceServiceClient(address, creds, cliClientOptions()),
     namespace,
   };
   const all = [clients.capacity, clients.scheduling, clients.queues, clients.deployments, clients.instances];

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { GPUInstance, ModelDeployment } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
+import { isLoopbackUrl } from '../admin';
 import { LinePrefixer, LogSource, deploymentLogSources, instanceLogSource, logsRequestUrl } from '../logs/log-sources';
 import { connectClients } from './get';
 
@@ -66,9 +67,11 @@ function writeStdout(chunk: Uint8Array | string): Promise<void> {
 async function stream(source: LogSource, url: string, write: (c: Uint8Array | string) => Promise<void>, prefix?: string): Promise<void> {
   let res: Response;
   try {
-    // Node runtimes guard their pod API with the same admin token as the management APIs.
+    // Node runtimes guard their pod API with the same admin token as the management APIs. The
+    // URL comes from a status record, which anyone who can write NATS could point elsewhere: the
+    // token goes only to this machine (a local stack), never to a remote address over plain HTTP.
     const token = process.env.GPUFLEET_ADMIN_TOKEN;
-    res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+    res = await fetch(url, token && isLoopbackUrl(url) ? { headers: { authorization: `Bearer ${token}` } } : {});
   } catch (err) {
     const cause = (err as { cause?: Error }).cause;
     throw new Error(`UNAVAILABLE: cannot fetch the log of ${source.label} from ${url}: ${cause?.message ?? (err as Error).message} (is its node runtime up?)`);

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, rmSync } from 'fs';
 import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
-import { callUnary, channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
+import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
@@ -28,6 +29,11 @@ export interface UpOptions {
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
   rescheduleAfterS: number;
   logLevel: string;
+  /**
+   * Require the admin token on every management API (default): GPUFLEET_ADMIN_TOKEN, or the one
+   * kept in <home>/admin-token, made on the first run. false: an open stack (`--no-auth`).
+   */
+  auth?: boolean;
   /** Address every service listens on (HOST); default 127.0.0.1. */
   listenHost?: string;
   /**
@@ -197,7 +203,20 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const listenHost = opts.listenHost ?? LOOPBACK;
     /** Where this machine reaches the services (and where pods are advertised). */
     const reach = advertiseHostFor(listenHost);
-    const common = { ...process.env, GPUFLEET_CLUSTER: fleet.cluster, NATS_URL: natsUrl, LOG_LEVEL: opts.logLevel, HOST: listenHost };
+    const admin = opts.auth === false ? undefined : ensureAdminToken(opts.home);
+    const { GPUFLEET_ADMIN_TOKEN: _ignored, ...inherited } = process.env;
+    const common = {
+      ...inherited,
+      GPUFLEET_CLUSTER: fleet.cluster,
+      NATS_URL: natsUrl,
+      LOG_LEVEL: opts.logLevel,
+      HOST: listenHost,
+      // The scheduler's APIs, the router's KeyService and the runtimes' pod API all need it.
+      ...(admin ? { GPUFLEET_ADMIN_TOKEN: admin.token } : {}),
+    };
+    // `up` itself asks the scheduler for its nodes, with the same token.
+    if (admin) process.env.GPUFLEET_ADMIN_TOKEN = admin.token;
+    if (admin?.created) log(`created the admin token of this stack in ${adminTokenPath(opts.home)} (the CLI uses it; --no-auth runs an open stack)`);
     const scheduler = start(group, {
       name: 'scheduler',
       command: process.execPath,
@@ -284,7 +303,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         ...common,
         REDIS_URL: redisUrl,
         // HOST from `common`: loopback by default, as without --router-auth anyone who reaches it
-        // is served, and KeyService is open unless GPUFLEET_ADMIN_TOKEN is set.
+        // is served (KeyService needs the admin token from `common`).
         HTTP_PORT: String(routerHttp),
         OPS_PORT: String(routerOps),
         GRPC_PORT: String(routerGrpc),
@@ -367,7 +386,7 @@ async function waitForReady(p: ManagedProcess, ops: string): Promise<void> {
 
 /** Waits until the scheduler answers and lists every node of the fleet. */
 async function waitForNodes(address: string, expected: number, scheduler: ManagedProcess): Promise<void> {
-  const client = new CapacityServiceClient(address, channelCredentials(), clientOptions());
+  const client = new CapacityServiceClient(address, channelCredentials(), cliClientOptions());
   try {
     await waitFor(`the scheduler to see all ${expected} nodes`, async () => {
       await failIfExited(scheduler);
