@@ -162,6 +162,14 @@ export const routerConfigSchema = defineConfig({
   USAGE_FLUSH_S: duration({ default: 1, min: 0.01, desc: 'How often metered usage goes to Redis and NATS (usage events) and Prometheus.' }),
   USAGE_RETENTION_DAYS: int({ default: 400, min: 1, desc: 'Days the per-day usage counters are kept in Redis.' }),
   DRAIN_TIMEOUT_S: duration({ default: 30, min: 0, desc: 'On SIGTERM, how long in-flight requests may take to finish before the router exits anyway.' }),
+
+  // Bounds of the OpenAI API: no client and no engine can hold the router's memory or sockets.
+  HEADERS_TIMEOUT_S: duration({ default: 30, min: 0.1, desc: 'Longest time a client may take to send a request’s headers; past it the connection gets 408 and is closed.' }),
+  BODY_TIMEOUT_S: duration({ default: 60, min: 0.1, desc: 'Longest time a client may take to send a whole request (headers and body); past it 408 and the connection closes. Streamed answers are not limited by it.' }),
+  IDLE_TIMEOUT_S: duration({ default: 65, min: 0.1, desc: 'How long a kept-alive connection may sit idle between requests before the router closes it.' }),
+  MAX_CONNECTIONS: int({ default: 4096, min: 1, desc: 'Client connections open at once; one more is closed as soon as it is accepted.' }),
+  MAX_IN_FLIGHT: int({ default: 2048, min: 1, desc: 'Inference requests in flight at once (all models); one more gets 503 with Retry-After: 1.' }),
+  MAX_SSE_EVENT_KIB: int({ default: 1024, min: 1, desc: 'Largest single SSE event an engine may send (KiB); a stream with a bigger one is cut with an error event, so an endless event cannot hold the router’s memory.' }),
 });
 
 export type RouterConfig = ConfigOf<typeof routerConfigSchema.fields>;

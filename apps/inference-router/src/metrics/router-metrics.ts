@@ -40,6 +40,7 @@ export class RouterMetrics {
   private readonly usageEvents: Counter<'result'>;
   private readonly redisErrors: Counter<'op'>;
   private readonly engineMetricsErrors: Counter<'reason'>;
+  private readonly refused: Counter<'limit'>;
   // The per-request series by label values, kept here so a request pays one Map lookup. Models
   // come from deployments and codes from a short list: few entries.
   private readonly requestSeries = new Map<string, CounterSeries>();
@@ -96,6 +97,11 @@ export class RouterMetrics {
       labelNames: ['result'],
     });
     this.redisErrors = createCounter(registry, { name: 'router_redis_errors_total', help: 'Redis commands that failed, by use.', labelNames: ['op'] });
+    this.refused = createCounter(registry, {
+      name: 'router_limit_refusals_total',
+      help: 'What the router refused to hold, by limit: connections past MAX_CONNECTIONS, requests past MAX_IN_FLIGHT, streams cut at MAX_SSE_EVENT_KIB.',
+      labelNames: ['limit'],
+    });
     this.engineMetricsErrors = createCounter(registry, {
       name: 'router_engine_metrics_errors_total',
       help: 'Reads of an engine’s /metrics that failed, by reason (timeout, connect_error, bad_status, no_load_series).',
@@ -164,6 +170,21 @@ export class RouterMetrics {
         this.set(keyCount());
       },
     });
+  }
+
+  /** A connection closed at once: MAX_CONNECTIONS were open. */
+  connectionDropped(): void {
+    this.refused.inc({ limit: 'max_connections' });
+  }
+
+  /** A request answered 503: MAX_IN_FLIGHT were in flight. */
+  overloaded(): void {
+    this.refused.inc({ limit: 'max_in_flight' });
+  }
+
+  /** A stream cut: the engine sent an event bigger than MAX_SSE_EVENT_KIB. */
+  oversizedEvent(): void {
+    this.refused.inc({ limit: 'max_sse_event' });
   }
 
   request(api: Api, model: string, code: number): void {

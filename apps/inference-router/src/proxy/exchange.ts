@@ -22,7 +22,7 @@ import type { Logger } from '@gpufleet/observability';
 import { attemptOutcome, engineMessage, forbiddenModel, gatewayTimeout, sendError, streamErrorEvent, upstreamFailed } from './http-kit';
 import { promptText, type InferenceApi, type InferenceRequest } from './inference-request';
 import { decodeRequestBody, PrefillStep, type PrefillResult } from './prefill';
-import { SseRelay } from './sse-relay';
+import { SseEventTooLarge, SseRelay } from './sse-relay';
 import { engineRequestHeaders, type UpstreamCall, type UpstreamError, type UpstreamHandler } from './upstream';
 
 /** What every exchange shares: built once by the server. */
@@ -459,7 +459,13 @@ export class Exchange implements UpstreamHandler {
     }
     let out: Buffer | undefined;
     if (this.relay !== undefined) {
-      out = this.relay.push(chunk);
+      try {
+        out = this.relay.push(chunk);
+      } catch (err) {
+        if (!(err instanceof SseEventTooLarge)) throw err;
+        this.cutOversizedStream(err);
+        return false;
+      }
       if (out.length === 0) return true;
       // Events of one read from the engine leave in one write.
       if (!this.corked) {
@@ -520,7 +526,7 @@ export class Exchange implements UpstreamHandler {
     const contentType = upstreamHeaders['content-type'];
     const sse = request.stream && typeof contentType === 'string' && contentType.startsWith('text/event-stream');
     if (sse) {
-      this.relay = new SseRelay(request.clientWantsUsage);
+      this.relay = new SseRelay(request.clientWantsUsage, this.ctx.config.MAX_SSE_EVENT_KIB * 1024);
       delete headers['content-length'];
     } else if (status < 300) {
       this.tail = new BodyTail();
@@ -534,6 +540,17 @@ export class Exchange implements UpstreamHandler {
     }
     // Headers go out with the first body bytes, so time to first byte stays the engine's.
     this.res.writeHead(status, headers);
+  }
+
+  /** The engine sent an event past MAX_SSE_EVENT_KIB: stop it, end the client's stream with an error event. */
+  private cutOversizedStream(err: SseEventTooLarge): void {
+    const replica = (this.held as Replica | undefined)?.id ?? 'replica';
+    this.ctx.logger.warn({ requestId: this.requestId, replica }, `${replica}: ${err.message} (MAX_SSE_EVENT_KIB); stream cut`);
+    this.ctx.metrics.oversizedEvent();
+    this.withdraw?.();
+    this.call?.cancel();
+    this.abortClient(upstreamFailed(`The model server sent an event of more than ${Math.round(err.limitBytes / 1024)} KiB (MAX_SSE_EVENT_KIB); the stream was cut.`));
+    this.complete('server_error');
   }
 
   /** Ends a response that has started: an error event for a stream, a cut connection otherwise. */

@@ -42,8 +42,24 @@ export class RouterServer {
 
   constructor(private readonly options: RouterServerOptions) {
     this.ctx = { ...options, onDone: () => this.exchangeDone() };
-    // requestTimeout 0: streams may run long; REQUEST_TIMEOUT_S bounds each request instead.
-    this.server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 70_000, requestTimeout: 0 }, (req, res) => this.handle(req, res));
+    const { config } = options;
+    // requestTimeout bounds receiving the request only (a slow-body client), not the answer:
+    // streams may run long, REQUEST_TIMEOUT_S bounds each exchange. Node checks both timeouts
+    // every connectionsCheckingInterval, so that is kept well under them.
+    const headersMs = config.HEADERS_TIMEOUT_S * 1000;
+    const bodyMs = Math.max(config.BODY_TIMEOUT_S * 1000, headersMs);
+    this.server = createServer(
+      {
+        headersTimeout: headersMs,
+        requestTimeout: bodyMs,
+        keepAliveTimeout: config.IDLE_TIMEOUT_S * 1000,
+        connectionsCheckingInterval: Math.max(50, Math.min(1_000, headersMs / 4)),
+      },
+      (req, res) => this.handle(req, res),
+    );
+    // Connections past the cap are closed as soon as they are accepted.
+    this.server.maxConnections = config.MAX_CONNECTIONS;
+    this.server.on('drop', () => options.metrics.connectionDropped());
   }
 
   async listen(port: number, host: string): Promise<number> {
@@ -152,6 +168,17 @@ export class RouterServer {
         'x-request-id': requestId,
       });
       this.ctx.metrics.request(api, '', 503);
+      return;
+    }
+    if (this.inflight >= this.ctx.config.MAX_IN_FLIGHT) {
+      this.reply(
+        req,
+        res,
+        serviceUnavailable(`The router has ${this.inflight} requests in flight, its limit (MAX_IN_FLIGHT); retry shortly.`),
+        { 'retry-after': '1', 'x-request-id': requestId },
+      );
+      this.ctx.metrics.request(api, '', 503);
+      this.ctx.metrics.overloaded();
       return;
     }
     // The key is checked before the body is read: a bad one costs no parsing.

@@ -1,4 +1,4 @@
-import { SseRelay } from './sse-relay';
+import { SseEventTooLarge, SseRelay } from './sse-relay';
 
 const content = (text: string) => `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(text)}},"finish_reason":null}]}\n\n`;
 const usageChunk = 'data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":8}}}\n\n';
@@ -55,5 +55,34 @@ describe('SseRelay', () => {
     const r = new SseRelay(false);
     const chunk = Buffer.from(content('a') + content('b'));
     expect(r.push(chunk)).toBe(chunk);
+  });
+
+  it('cuts an event that grows past the cap without ending, and holds nothing more than the cap', () => {
+    const r = new SseRelay(false, 1024);
+    expect(r.push(Buffer.from(content('ok')))).toEqual(Buffer.from(content('ok')));
+    const endless = Buffer.alloc(256, 'x');
+    expect(r.push(Buffer.from('data: {"choices":[{"delta":{"content":"'))).toHaveLength(0);
+    let pushed = 0;
+    expect(() => {
+      for (;;) {
+        r.push(endless);
+        pushed += endless.length;
+        if (pushed > 10_000) break;
+      }
+    }).toThrow(SseEventTooLarge);
+    expect(pushed).toBeLessThanOrEqual(1024);
+  });
+
+  it('scans a long event split over many chunks once, CRLF and LF framing alike', () => {
+    for (const eol of ['\n', '\r\n']) {
+      const long = `data: {"choices":[{"delta":{"content":"${'y'.repeat(5000)}"}}]}${eol}${eol}`;
+      const text = long + usageChunk.replace(/\n/g, eol) + done.replace(/\n/g, eol);
+      for (const step of [1, 3, 4096]) {
+        const { out, relay: r } = relay(text, false, step);
+        expect(out).toBe(long + done.replace(/\n/g, eol));
+        expect(r.usage?.completionTokens).toBe(3);
+        expect(r.contentEvents).toBe(1);
+      }
+    }
   });
 });

@@ -18,22 +18,40 @@ const DONE = Buffer.from('[DONE]');
 const MAX_DONE_EVENT_BYTES = 24;
 const EMPTY = Buffer.alloc(0);
 
+/** Thrown by push() when one event grows past the cap: the stream must be cut. */
+export class SseEventTooLarge extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`an SSE event grew past ${limitBytes} bytes without ending`);
+    this.name = 'SseEventTooLarge';
+  }
+}
+
 export class SseRelay {
   /** The last usage the stream reported. */
   usage: TokenUsage | undefined;
   /** Events other than usage-only and `[DONE]`: about one per generated token (the estimate when usage never comes). */
   contentEvents = 0;
   private pending: Buffer | undefined;
+  /** Where the unfinished line of `pending` starts: the lines before it were scanned already (none blank). */
+  private pendingLineStart = 0;
 
-  /** `forwardUsage`: the client asked for the usage chunk itself. */
-  constructor(private readonly forwardUsage: boolean) {}
+  /**
+   * `forwardUsage`: the client asked for the usage chunk itself. `maxEventBytes`: the largest
+   * event held while it is incomplete; past it push() throws SseEventTooLarge.
+   */
+  constructor(
+    private readonly forwardUsage: boolean,
+    private readonly maxEventBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
-  /** The bytes to send on for `chunk` (possibly empty). */
+  /** The bytes to send on for `chunk` (possibly empty). Throws SseEventTooLarge past the cap. */
   push(chunk: Buffer): Buffer {
     const data = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+    // An event that never ends is scanned once, not again with every chunk that extends it.
+    let lineStart = this.pending === undefined ? 0 : this.pendingLineStart;
     this.pending = undefined;
+    this.pendingLineStart = 0;
     let eventStart = 0;
-    let lineStart = 0;
     let out: Buffer[] | undefined;
     let forwardFrom = 0;
     // Where the next `"usage":{` is, searched again only once the events pass it: one native
@@ -53,7 +71,11 @@ export class SseRelay {
       }
       lineStart = nl + 1;
     }
-    if (eventStart < data.length) this.pending = data.subarray(eventStart);
+    if (eventStart < data.length) {
+      if (data.length - eventStart > this.maxEventBytes) throw new SseEventTooLarge(this.maxEventBytes);
+      this.pending = data.subarray(eventStart);
+      this.pendingLineStart = lineStart - eventStart;
+    }
     if (this.forwardUsage) return chunk;
     const end = eventStart;
     if (out === undefined) return forwardFrom === 0 && end === data.length ? data : data.subarray(forwardFrom, end);

@@ -1,0 +1,110 @@
+// The router's bounds against hostile peers, all real: an engine (a plain HTTP server here)
+// that streams one SSE event that never ends, a client that sends its body a byte at a time,
+// and more requests than MAX_IN_FLIGHT. Each is cut at its limit while other requests are served.
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { chat, post, RouterHarness, type EngineSim, type TestRouter } from './__fixtures__/router-harness';
+
+let h: RouterHarness;
+let router: TestRouter;
+let good: EngineSim;
+let hostile: Server;
+let hostileEndpoint: string;
+/** Requests the hostile engine holds open until the test lets them go. */
+const held: Array<() => void> = [];
+
+beforeAll(async () => {
+  h = await RouterHarness.start();
+  good = await h.engine([], 'good-model');
+  // An OpenAI-looking engine: /v1/models and /health answer; a streamed chat gets one event
+  // that never ends (64 KiB chunks of the same token, no blank line); "hold" requests hang.
+  hostile = createServer((req, res) => {
+    if (req.url === '/health' || req.url === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'hostile', object: 'model' }] }));
+      return;
+    }
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (body.includes('"hold"')) {
+        held.push(() => res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"choices":[{"index":0,"delta":{"content":"');
+      const chunk = 'a'.repeat(64 * 1024);
+      const timer = setInterval(() => res.write(chunk), 1);
+      res.on('close', () => clearInterval(timer));
+    });
+  });
+  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+  hostileEndpoint = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+  await h.putDeployment('good', 'good-model', [good.endpoint]);
+  await h.putDeployment('hostile', 'hostile-model', [hostileEndpoint]);
+  router = await h.router({ MAX_SSE_EVENT_KIB: '256', BODY_TIMEOUT_S: '1', HEADERS_TIMEOUT_S: '1', MAX_IN_FLIGHT: '3', AUTH_REQUIRED: 'false' });
+  await h.untilReplicas(router, 'good-model', 1);
+  await h.untilReplicas(router, 'hostile-model', 1);
+});
+
+afterAll(async () => {
+  for (const release of held.splice(0)) release();
+  await new Promise((resolve) => hostile?.close(resolve));
+  hostile?.closeAllConnections();
+  await h?.stop();
+});
+
+it('cuts a stream whose event never ends at MAX_SSE_EVENT_KIB, with an error event, and keeps serving others', async () => {
+  const started = Date.now();
+  const cut = post(router.base, '/v1/chat/completions', chat('hostile-model', 'hi', { stream: true }));
+  // Meanwhile the router answers other requests.
+  const other = await post(router.base, '/v1/chat/completions', chat('good-model', 'hello'));
+  expect(other.status).toBe(200);
+  const res = await cut;
+  expect(res.status).toBe(200);
+  expect(res.text).toContain('more than 256 KiB (MAX_SSE_EVENT_KIB); the stream was cut');
+  // What reached the client is bounded by the cap, not by how long the engine kept writing.
+  expect(res.text.length).toBeLessThan(300 * 1024);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  const metrics = await (await fetch(`http://127.0.0.1:${router.opsPort}/metrics`)).text();
+  expect(metrics).toMatch(/gpufleet_router_limit_refusals_total\{limit="max_sse_event"[^}]*\} 1/);
+});
+
+it('drops a client that sends its body too slowly at BODY_TIMEOUT_S with 408', async () => {
+  const { port } = new URL(router.base);
+  const socket = connect(Number(port), '127.0.0.1');
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString()));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
+  const drip = setInterval(() => socket.write(' '), 300);
+  const started = Date.now();
+  await closed;
+  clearInterval(drip);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  // And the router still serves.
+  expect((await post(router.base, '/v1/chat/completions', chat('good-model', 'hi'))).status).toBe(200);
+});
+
+it('answers 503 with Retry-After past MAX_IN_FLIGHT, and serves again once requests finish', async () => {
+  const hanging = [0, 1, 2].map(() => post(router.base, '/v1/chat/completions', chat('hostile-model', 'hold')));
+  await waitUntil(() => held.length === 3);
+  const refused = await post(router.base, '/v1/chat/completions', chat('good-model', 'one more'));
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe('1');
+  expect((refused.json as { error: { message: string } }).error.message).toBe('The router has 3 requests in flight, its limit (MAX_IN_FLIGHT); retry shortly.');
+  for (const release of held.splice(0)) release();
+  await Promise.all(hanging);
+  expect((await post(router.base, '/v1/chat/completions', chat('good-model', 'again'))).status).toBe(200);
+});
+
+async function waitUntil(ok: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
