@@ -1,7 +1,7 @@
 import { execFileSync } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'fs';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
-import { InstanceServiceClient, SchedulingServiceClient, type CreateInstanceRequest } from '@gpufleet/contracts';
+import { InstanceServiceClient, SchedulingServiceClient, WorkloadPhase, WorkloadSpec, type CreateInstanceRequest } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -70,6 +70,22 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
       const watch = scheduling.watchWorkloads({ namespace: '', initial: true } as never);
       await expect(new Promise((resolve, reject) => { watch.on('data', () => resolve('data')); watch.on('error', reject); })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
       expect((await gpufleet(['get', 'instances', ...at])).stdout).not.toContain('pwn');
+
+      // With the token, a forged owner label still cannot make a workload the deployment's
+      // replica, and the real replica's workload is the deployment's to delete.
+      const admin = new Metadata();
+      admin.set('authorization', `Bearer ${readFileSync(join(home, 'admin-token'), 'utf8').trim()}`);
+      const forged = { spec: WorkloadSpec.fromJSON({ name: 'fake-replica', namespace: 'default', labels: { 'gpufleet.io/deployment': 'qwen3-8b' } }) };
+      await expect(callUnary(scheduling, scheduling.submitWorkload, forged, { metadata: admin })).rejects.toMatchObject({
+        code: status.INVALID_ARGUMENT,
+        details: expect.stringContaining('spec.labels["gpufleet.io/deployment"]: expected no gpufleet.io owner label'),
+      });
+      const { workloads } = await callUnary(scheduling, scheduling.listWorkloads, { namespace: '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' }, { metadata: admin });
+      const replica = workloads.find((w) => w.spec?.labels['gpufleet.io/deployment'] === 'qwen3-8b')!;
+      await expect(callUnary(scheduling, scheduling.deleteWorkload, { namespace: 'default', name: replica.spec!.name }, { metadata: admin })).rejects.toMatchObject({
+        code: status.FAILED_PRECONDITION,
+        details: expect.stringContaining('belongs to deployment "qwen3-8b": scale or delete the deployment instead'),
+      });
     } finally {
       instances.close();
       scheduling.close();

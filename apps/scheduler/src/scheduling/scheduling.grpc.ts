@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
+  OwnerLabels,
   parseWorkloadKey,
   PendingExplanation,
   SchedulingServiceServer,
@@ -7,7 +9,8 @@ import {
   WorkloadPhase,
   WatchWorkloadsResponse,
 } from '@gpufleet/contracts';
-import { invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { ownerOf } from '@gpufleet/deployments-core';
+import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
 import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
@@ -25,6 +28,9 @@ function requireLabel(field: string, value: string): void {
  * store; the leader admits them. Reads come from this replica's mirror of the store, with the
  * leader's live pending explanation where this replica leads.
  */
+/** Labels only the scheduler writes: they name a workload's owning deployment or instance. */
+const OWNER_LABELS: readonly string[] = Object.values(OwnerLabels);
+
 @Injectable()
 export class SchedulingGrpc {
   constructor(
@@ -60,6 +66,13 @@ export class SchedulingGrpc {
     submitWorkload: unary(async (req) => {
       this.ready();
       if (!req.spec) throw invalidArgument('spec', 'a WorkloadSpec');
+      // Ownership is the scheduler's to write: a caller's owner label would make its workload a
+      // deployment's replica (and hand it that model's traffic) or an instance's pod.
+      for (const label of OWNER_LABELS) {
+        if (req.spec.labels?.[label] !== undefined) {
+          throw invalidArgument(`spec.labels["${label}"]`, 'no gpufleet.io owner label: the scheduler sets these on the workloads of deployments and instances (use DeploymentService or InstanceService)', req.spec.labels[label]);
+        }
+      }
       return { workload: await this.submitter.submit(req.spec) };
     }),
 
@@ -123,6 +136,11 @@ export class SchedulingGrpc {
     deleteWorkload: unary(async (req) => {
       this.ready();
       const workload = this.find(req.namespace, req.name);
+      const owner = workload.spec ? ownerOf(workload.spec) : undefined;
+      if (owner) {
+        const how = owner.kind === 'deployment' ? 'scale or delete the deployment' : 'stop or delete the instance';
+        throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'FAILED_PRECONDITION', `workload ${req.namespace}/${req.name} belongs to ${owner.kind} "${owner.name}": ${how} instead`);
+      }
       // The leader sees the deletion, releases devices and quota and publishes "finished".
       await this.store.workloads.store.delete(storeKey(workloadKey(req.namespace, req.name)));
       return { workload };
