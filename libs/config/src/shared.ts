@@ -30,7 +30,7 @@ export const sharedConfigFields = {
   NATS_URL: list({
     default: ['nats://127.0.0.1:4222'],
     of: url({ protocols: ['nats', 'tls'], desc: 'a NATS server' }),
-    desc: 'NATS server URL(s), comma-separated; the client picks among them and fails over.',
+    desc: 'NATS server URL(s), comma-separated; the client picks among them and fails over. A tls:// URL means TLS or no connection.',
   }),
   NATS_CREDS_FILE: file({
     optional: true,

@@ -28,9 +28,14 @@ export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions
   if (settings.nkeySeedFile) {
     authenticators.push(nkeyAuthenticator(new TextEncoder().encode(readFileSync(settings.nkeySeedFile, 'utf8').trim())));
   }
-  const tls =
-    settings.tls && (settings.tls.caFile || settings.tls.certFile)
-      ? { caFile: settings.tls.caFile, certFile: settings.tls.certFile, keyFile: settings.tls.keyFile }
+  // `tls://` means TLS or no connection: without options nats.js would follow the server, and
+  // talk plain text to a server (or a man in the middle) that does not offer TLS.
+  const wantsTls = settings.servers.some((s) => /^tls:\/\//i.test(s));
+  const files = settings.tls && (settings.tls.caFile || settings.tls.certFile);
+  const tls = files
+    ? { caFile: settings.tls!.caFile, certFile: settings.tls!.certFile, keyFile: settings.tls!.keyFile }
+    : wantsTls
+      ? {}
       : undefined;
   return {
     servers: settings.servers,
