@@ -54,6 +54,22 @@ describe('validateDeploymentSpec', () => {
     expect(fields(eagle)).toContain('engine.speculative.draftModel');
   });
 
+  it('bounds labels, environment and engine arguments, and keeps gpufleet.io labels to itself', () => {
+    const base = deploymentSpec();
+    const manyEnv = Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`V${i}`, 'x']));
+    const spec = deploymentSpec({
+      labels: { 'gpufleet.io/instance': 'box', team: 'x'.repeat(300) },
+      engine: { ...base.engine!, env: manyEnv, extraArgs: ['--flag', 'y'.repeat(5000)] },
+    });
+    expect(messages(spec)).toEqual([
+      'labels["gpufleet.io/instance"]: expected no "gpufleet.io/" key: gpufleet sets those itself, got "box"',
+      'labels["team"]: expected a value of at most 256 characters, got 300 characters',
+      'engine.env: expected at most 128 variables, got 129',
+      'engine.extraArgs[1]: expected an argument of at most 4096 characters, got 5000 characters',
+    ]);
+    expect(fields(deploymentSpec({ engine: { ...base.engine!, env: { BIG: 'z'.repeat(40 * 1024) } } }))).toEqual(['engine.env.BIG']);
+  });
+
   it('refuses replicas beyond the limit and pods without an accelerator', () => {
     const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1000, size: 1, instanceType: '', resources: { accelerator: undefined, vcpu: 4, memoryMib: 1024 }, topology: undefined, extraArgs: [], env: {} }] });
     expect(fields(spec)).toEqual(['roles[0].replicas', 'roles[0].resources.accelerator']);

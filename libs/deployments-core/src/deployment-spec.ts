@@ -6,6 +6,7 @@ import type { DeploymentRole, ModelDeploymentSpec, PodResources } from '@gpuflee
 import { buildEngineCommand, ENGINE_KINDS, ENGINE_MODES, EngineSpecError } from '@gpufleet/engine-presets';
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { engineSpecOf } from './engine-run';
+import { checkArgs, checkEnv, checkLabels } from './limits';
 import { MAX_DEPLOYMENT_NAME, MAX_REPLICAS } from './names';
 
 /** Pods per replica: a multi-node engine spans a handful of nodes, not a rack. */
@@ -78,6 +79,7 @@ export function validateDeploymentSpec(raw: ModelDeploymentSpec, ctx: Deployment
   if (spec.name.length > MAX_DEPLOYMENT_NAME) add(problem('name', `at most ${MAX_DEPLOYMENT_NAME} characters (replica workloads append their role, ordinal and a suffix)`, `${spec.name.length} characters`));
   add(checkDns1123Label('namespace', spec.namespace));
   add(checkIntegerRange('priority', spec.priority, -(2 ** 31), 2 ** 31 - 1, 'int32'));
+  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('engine.env', spec.engine?.env ?? {}), ...checkArgs('engine.extraArgs', spec.engine?.extraArgs ?? [])]) add(p);
   let queuePool: string | undefined;
   const lq = checkDns1123Label('localQueue', spec.localQueue);
   if (lq) add(lq);
@@ -135,6 +137,7 @@ function validateRoles(
     }
     const resources = roleResources(role, ctx);
     if (resources && !resources.accelerator) add(problem(`${at}.resources.accelerator`, 'an accelerator request (engines need at least one accelerator)', 'none'));
+    for (const p of [...checkEnv(`${at}.env`, role.env ?? {}), ...checkArgs(`${at}.extraArgs`, role.extraArgs ?? [])]) add(p);
     for (const [name] of Object.entries(role.env ?? {})) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) add(problem(`${at}.env`, 'environment variable names of letters, digits and "_"', shown(name)));
     }

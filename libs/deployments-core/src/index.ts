@@ -8,3 +8,4 @@ export * from './conditions';
 export * from './deployment-plan';
 export * from './instance';
 export * from './ownership';
+export * from './limits';

@@ -27,6 +27,14 @@ describe('GPU instances', () => {
     expect(validateInstanceSpec(spec({ sshPublicKeys: ['command="x" ssh-ed25519 AAAA'] }), context).map((p) => p.field)).toEqual(['sshPublicKeys[0]']);
   });
 
+  it('bounds the environment and labels an instance carries to its node', () => {
+    const env = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`V${i}`, 'x'.repeat(30 * 1024)]));
+    expect(validateInstanceSpec(spec({ env, labels: { 'gpufleet.io/deployment': 'qwen' } }), context).map((p) => p.message)).toEqual([
+      'labels["gpufleet.io/deployment"]: expected no "gpufleet.io/" key: gpufleet sets those itself, got "qwen"',
+      'env: expected at most 256 KiB of names and values in all, got 301 KiB',
+    ]);
+  });
+
   it('creates a workload carrying the keys and environment, labelled with the instance', () => {
     const w = instanceWorkloadSpec(spec({ env: { FOO: 'bar' } }), resources, 'qwert');
     expect(w.name).toBe('dev-box-qwert');

@@ -15,6 +15,7 @@ import {
 } from '@gpufleet/contracts';
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { DEFAULT_LOCAL_QUEUE, type DeploymentValidationContext } from './deployment-spec';
+import { checkEnv, checkLabels } from './limits';
 import { instanceWorkloadName, MAX_INSTANCE_NAME } from './names';
 import { logsUrlOf, ownedState, type NodeView, type OwnedState, type RecoveryPolicy } from './replica-state';
 
@@ -67,6 +68,7 @@ export function validateInstanceSpec(raw: GPUInstanceSpec, ctx: DeploymentValida
   spec.sshPublicKeys.forEach((key, i) => {
     if (!KEY_LINE.test(key)) add(problem(`sshPublicKeys[${i}]`, 'an OpenSSH public key line ("ssh-ed25519 AAAA… comment", no options)', shown(key.length > 40 ? `${key.slice(0, 40)}…` : key)));
   });
+  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('env', spec.env)]) add(p);
   for (const name of Object.keys(spec.env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) add(problem('env', 'environment variable names of letters, digits and "_"', shown(name)));
     else if (DEVICE_VARS.includes(name)) add(problem(`env.${name}`, 'not set: the runtime sets it to the allocated devices', shown(spec.env[name])));
