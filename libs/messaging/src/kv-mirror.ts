@@ -79,6 +79,8 @@ export class KvMirror<T> {
       {
         onCorrupt: (err) => logger.error({ bucket }, err.message),
         onError: (err) => logger.warn({ bucket, err }, `${bucket} watch interrupted, resuming: ${(err as Error)?.message}`),
+        onRelist: ({ lastSeen, bucketLast }) =>
+          logger.warn({ bucket, lastSeen, bucketLast }, `${bucket}: revisions went backwards (${lastSeen} seen, the bucket is at ${bucketLast}): it was recreated; listing it again`),
       },
     );
     await this.handle.ready;

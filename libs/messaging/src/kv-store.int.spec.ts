@@ -45,3 +45,45 @@ describe('KvStore.open on a real nats-server', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe('KvStore.watch when the bucket is recreated (revisions go backwards)', () => {
+  let nats: RunningServer;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNats();
+    nc = await connectNats({ servers: [nats.url], name: 'kv-relist-spec' });
+  });
+  afterAll(async () => {
+    await nc.close();
+    await nats.dispose();
+  });
+
+  it('lists it again: new writes arrive, and keys that are gone are deleted', async () => {
+    const js = nc.jetstream();
+    const store = await KvStore.open(js, 'spec-relist', Lease);
+    for (let i = 0; i < 5; i++) await store.put(`old-${i}`, Lease.fromPartial({ holder: `v${i}` }));
+    const seen = new Map<string, string>();
+    const relists: Array<{ lastSeen: number; bucketLast: number }> = [];
+    const handle = store.watch(
+      (change) => {
+        if (change.kind === 'put') seen.set(change.key, change.value.holder);
+        else seen.delete(change.key);
+      },
+      { retryMs: 100, revisionCheckMs: 200, onRelist: (info) => relists.push(info) },
+    );
+    await handle.ready;
+    expect(seen.size).toBe(5);
+
+    // Someone deletes and recreates the bucket: its revisions start again at 1.
+    await (await js.jetstreamManager()).streams.delete('KV_spec-relist');
+    const again = await KvStore.open(js, 'spec-relist', Lease);
+    await again.put('new', Lease.fromPartial({ holder: 'fresh' }));
+    await again.put('old-0', Lease.fromPartial({ holder: 'rewritten' }));
+
+    const deadline = Date.now() + 15_000;
+    while (!(seen.get('new') === 'fresh' && seen.size === 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    handle.stop();
+    expect(Object.fromEntries(seen)).toEqual({ new: 'fresh', 'old-0': 'rewritten' });
+    expect(relists).toEqual([{ lastSeen: 5, bucketLast: 2 }]);
+  });
+});

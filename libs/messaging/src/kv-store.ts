@@ -263,25 +263,46 @@ export class KvStore<T> {
   /**
    * Delivers the latest value of every key, then every change. If the watch breaks (NATS
    * restarted, consumer lost), it is re-established from the last revision seen, so no change
-   * is missed and none is delivered twice.
+   * is missed and none is delivered twice. If the bucket's revisions went backwards meanwhile
+   * (it was recreated, or a server lost its store), the watch lists the bucket again: every key
+   * is delivered afresh and the keys that are gone are delivered as deletes, instead of every
+   * later write being ignored as old.
    */
   watch(
     onChange: (change: KvChange<T>) => void,
-    options: { onCorrupt?: (err: CorruptEntryError) => void; onError?: (err: unknown) => void; retryMs?: number } = {},
+    options: {
+      onCorrupt?: (err: CorruptEntryError) => void;
+      onError?: (err: unknown) => void;
+      /** Told when the watch lists the bucket again because its revisions went backwards. */
+      onRelist?: (info: { lastSeen: number; bucketLast: number }) => void;
+      retryMs?: number;
+      /**
+       * How often the bucket's last revision is compared with the last one seen (default 5 s):
+       * a watch on a deleted stream does not always end, so a recreated bucket is found this way.
+       */
+      revisionCheckMs?: number;
+    } = {},
   ): KvWatchHandle {
     let stopped = false;
     let lastRevision = 0;
     let iterator: QueuedIterator<KvEntry> | undefined;
     let markReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
+    /** Keys that exist as far as this watch has delivered: what a re-list must delete when gone. */
+    const live = new Set<string>();
+    /** During a re-list: the keys its snapshot held. */
+    let relisted: Set<string> | undefined;
 
     const deliver = (entry: KvEntry): void => {
-      if (entry.revision <= lastRevision) return;
+      if (relisted === undefined && entry.revision <= lastRevision) return;
       lastRevision = entry.revision;
       if (entry.operation !== 'PUT') {
+        live.delete(entry.key);
         onChange({ kind: 'delete', key: entry.key, revision: entry.revision });
         return;
       }
+      live.add(entry.key);
+      relisted?.add(entry.key);
       try {
         onChange({ kind: 'put', key: entry.key, value: this.decode(entry), revision: entry.revision });
       } catch (err) {
@@ -290,15 +311,54 @@ export class KvStore<T> {
       }
     };
 
+    /** The re-list's snapshot is in: what it did not hold is gone. */
+    const endRelist = (): void => {
+      const seen = relisted;
+      relisted = undefined;
+      if (seen === undefined) return;
+      for (const key of [...live]) {
+        if (seen.has(key)) continue;
+        live.delete(key);
+        onChange({ kind: 'delete', key, revision: lastRevision });
+      }
+    };
+
     const loop = async (): Promise<void> => {
       while (!stopped) {
         try {
+          if (lastRevision > 0) {
+            const bucketLast = (await this.kv.status()).streamInfo.state.last_seq;
+            if (bucketLast < lastRevision) {
+              options.onRelist?.({ lastSeen: lastRevision, bucketLast });
+              relisted = new Set();
+              lastRevision = 0;
+            }
+          }
+          const initialized = (): void => {
+            endRelist();
+            markReady();
+          };
           iterator = await this.kv.watch(
             lastRevision === 0
-              ? { include: KvWatchInclude.LastValue, initializedFn: markReady }
-              : { resumeFromRevision: lastRevision + 1, initializedFn: markReady },
+              ? { include: KvWatchInclude.LastValue, initializedFn: initialized }
+              : { resumeFromRevision: lastRevision + 1, initializedFn: initialized },
           );
-          for await (const entry of iterator) deliver(entry);
+          const current = iterator;
+          const check = setInterval(() => {
+            this.kv.status().then(
+              (st) => {
+                // Behind what this watch saw: the bucket was recreated; end the watch to re-list.
+                if (st.streamInfo.state.last_seq < lastRevision) current.stop();
+              },
+              () => undefined, // NATS away: the watch itself reports and resumes
+            );
+          }, options.revisionCheckMs ?? 5_000);
+          check.unref();
+          try {
+            for await (const entry of iterator) deliver(entry);
+          } finally {
+            clearInterval(check);
+          }
         } catch (err) {
           if (!stopped) options.onError?.(err);
         }
