@@ -29,6 +29,31 @@ describe('LeaderLease on a real nats-server', () => {
     });
   }
 
+  it('refuses a renewal period that is not shorter than the expiry', () => {
+    const options = { holder: 'x', onAcquired: () => undefined, onLost: () => undefined };
+    expect(() => new LeaderLease(store, 'bad', { ...options, renewEveryMs: 600, expireAfterMs: 600 })).toThrow(
+      'lease bad: expected 0 < renewEveryMs < expireAfterMs, got renewEveryMs 600 and expireAfterMs 600: the lease would lapse between renewals',
+    );
+  });
+
+  it('times expiry on its monotonic clock, not the wall clock', async () => {
+    const events: string[] = [];
+    const a = contender('a', events);
+    a.start();
+    await waitFor('a leads', () => a.isLeader || undefined);
+    await a.stop(false); // silent from now on
+    // A standby whose monotonic clock stands still waits however much wall time passes…
+    let frozen = 0;
+    const b = new LeaderLease(store, 'scheduler', { holder: 'b', renewEveryMs: 100, expireAfterMs: 600, onAcquired: () => void events.push('b acquired'), onLost: () => undefined }, () => frozen);
+    b.start();
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(b.isLeader).toBe(false);
+    // …and takes over once that clock has moved past the expiry.
+    frozen = 10_000;
+    await waitFor('b takes over', () => b.isLeader || undefined, { timeoutMs: 5_000 });
+    await b.stop();
+  });
+
   it('one holder at a time; a standby takes over a silent holder, which then steps down', async () => {
     const events: string[] = [];
     const a = contender('a', events);

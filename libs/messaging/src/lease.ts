@@ -7,8 +7,9 @@ export interface LeaseOptions {
   /** The holder rewrites the lease this often. */
   renewEveryMs: number;
   /**
-   * A lease whose revision has not moved for this long (by our own clock) is expired and may be
-   * taken over. Measured locally, so clock skew between replicas does not matter.
+   * A lease whose revision has not moved for this long (by our own monotonic clock) is expired
+   * and may be taken over. Measured locally, so clock skew between replicas does not matter.
+   * Must be greater than renewEveryMs (the constructor refuses otherwise).
    */
   expireAfterMs: number;
   onAcquired: (term: number) => void | Promise<void>;
@@ -35,7 +36,14 @@ export class LeaderLease {
     private readonly store: KvStore<Lease>,
     private readonly key: string,
     private readonly options: LeaseOptions,
-  ) {}
+    /** Milliseconds on a monotonic clock: a wall-clock step (NTP, a VM resumed) must not end or stretch a lease. */
+    private readonly monotonicMs: () => number = () => performance.now(),
+  ) {
+    const { renewEveryMs, expireAfterMs } = options;
+    if (!(renewEveryMs > 0) || !(expireAfterMs > renewEveryMs)) {
+      throw new Error(`lease ${key}: expected 0 < renewEveryMs < expireAfterMs, got renewEveryMs ${renewEveryMs} and expireAfterMs ${expireAfterMs}: the lease would lapse between renewals`);
+    }
+  }
 
   get isLeader(): boolean {
     return this.held;
@@ -68,7 +76,7 @@ export class LeaderLease {
   }
 
   private async tryAcquire(): Promise<void> {
-    const now = Date.now();
+    const now = this.monotonicMs();
     const current = await this.store.get(this.key);
     let term = 1;
     if (current) {
@@ -79,7 +87,8 @@ export class LeaderLease {
       if (now - this.observed.since < this.options.expireAfterMs) return;
       term = current.value.term + 1;
     }
-    const lease: Lease = { holder: this.options.holder, acquiredAt: new Date(now), renewedAt: new Date(now), term };
+    const wall = new Date();
+    const lease: Lease = { holder: this.options.holder, acquiredAt: wall, renewedAt: wall, term };
     try {
       this.revision = current
         ? await this.store.update(this.key, lease, current.revision)
@@ -97,9 +106,12 @@ export class LeaderLease {
 
   private async renew(): Promise<void> {
     const lease: Lease = { holder: this.options.holder, acquiredAt: undefined, renewedAt: new Date(), term: this.term };
+    // Counted from before the write: a standby starts its wait only once it sees the write, so
+    // this holder's own deadline always comes first.
+    const sentAt = this.monotonicMs();
     try {
       this.revision = await this.store.update(this.key, lease, this.revision);
-      this.lastRenewed = Date.now();
+      this.lastRenewed = sentAt;
     } catch (err) {
       if (err instanceof RevisionConflictError) {
         this.held = false;
@@ -108,7 +120,7 @@ export class LeaderLease {
       }
       // Unreachable store: once we could not renew for as long as a standby waits, assume it
       // took over and stop writing.
-      if (Date.now() - this.lastRenewed >= this.options.expireAfterMs) {
+      if (this.monotonicMs() - this.lastRenewed >= this.options.expireAfterMs) {
         this.held = false;
         this.options.onLost(`could not renew lease ${this.key} for ${this.options.expireAfterMs} ms`);
         return;
