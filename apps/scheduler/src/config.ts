@@ -1,4 +1,4 @@
-import { ConfigOf, defineConfig, duration, servicePorts, sharedConfigFields } from '@gpufleet/config';
+import { ConfigOf, defineConfig, duration, int, servicePorts, sharedConfigFields } from '@gpufleet/config';
 
 export const schedulerConfigSchema = defineConfig({
   ...sharedConfigFields,
@@ -12,6 +12,11 @@ export const schedulerConfigSchema = defineConfig({
     default: 300,
     min: 1,
     desc: 'Seconds a deployment replica or GPU instance on a NotReady node waits before it is released and placed on another node.',
+  }),
+  WATCH_MAX_BUFFERED: int({
+    default: 10_000,
+    min: 1,
+    desc: 'Messages a Watch* stream may have waiting for a client that reads too slowly (beyond its initial snapshot); past it the watch ends with RESOURCE_EXHAUSTED and the client re-watches.',
   }),
   LEADER_RENEW_S: duration({ default: 5, min: 0.1, desc: 'Seconds between renewals of the scheduler leader lease.' }),
   LEADER_EXPIRE_S: duration({

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   CapacityServiceServer,
   GetInstanceTypeRequest,
@@ -9,7 +9,8 @@ import {
   WatchInstanceTypesRequest,
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
-import { invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { invalidArgument, notFound, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
+import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { CapacityStateService } from './capacity-state.service';
 
 const NAME = /^[a-z0-9]([-a-z0-9_.]{0,251}[a-z0-9])?$/i;
@@ -23,7 +24,10 @@ function requireName(field: string, value: string): void {
 /** CapacityService over gRPC: validates each request and reads the live capacity model. */
 @Injectable()
 export class CapacityGrpc {
-  constructor(private readonly state: CapacityStateService) {}
+  constructor(
+    private readonly state: CapacityStateService,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+  ) {}
 
   private get model() {
     if (!this.state.ready) throw unavailable('capacity is still loading node records from the store; retry shortly');
@@ -68,17 +72,15 @@ export class CapacityGrpc {
     watchInstanceTypes: serverStream<WatchInstanceTypesRequest, WatchInstanceTypesResponse>((req, call) => {
       this.requirePool(req.pool);
       const matches = (ev: WatchInstanceTypesResponse) => !req.pool || ev.instanceType?.pool === req.pool;
+      const sender = watchSender(call, { maxBuffered: this.config.WATCH_MAX_BUFFERED, what: 'instance types', onClose: () => stop() });
       // Register before the snapshot so no change between the two is lost.
       const stop = this.state.listen((ev) => {
-        if (matches(ev)) call.write(ev);
+        if (matches(ev)) sender.send(ev);
       });
-      call.on('cancelled', stop);
-      call.on('close', stop);
-      call.on('error', stop);
       if (req.initial) {
-        for (const instanceType of this.model.listInstanceTypes(req.pool || undefined)) {
-          call.write({ type: WatchEventType.WATCH_EVENT_TYPE_ADDED, instanceType });
-        }
+        const snapshot = this.model.listInstanceTypes(req.pool || undefined);
+        sender.allowSnapshot(snapshot.length);
+        for (const instanceType of snapshot) sender.send({ type: WatchEventType.WATCH_EVENT_TYPE_ADDED, instanceType });
       }
     }),
   };

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, serverStream, unary } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, serverStream, unary, watchSender } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool } from '@gpufleet/deployments-core';
+import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { WorkloadApiContext } from './workload-api-context';
 import { storeKey, workloadKey } from './workload-keys';
 
@@ -14,7 +15,10 @@ import { storeKey, workloadKey } from './workload-keys';
  */
 @Injectable()
 export class DeploymentsGrpc {
-  constructor(private readonly ctx: WorkloadApiContext) {}
+  constructor(
+    private readonly ctx: WorkloadApiContext,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+  ) {}
 
   private get store() {
     return this.ctx.store.deployments;
@@ -116,6 +120,7 @@ export class DeploymentsGrpc {
       if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
       const matches = (d: ModelDeployment) => !req.namespace || d.spec?.namespace === req.namespace;
       const known = new Set(this.store.entries.keys());
+      const sender = watchSender(call, { maxBuffered: this.config.WATCH_MAX_BUFFERED, what: 'deployments', onClose: () => stop() });
       const stop = this.store.listen((key, change) => {
         const added = change.kind === 'put' && !known.has(key);
         if (change.kind === 'put') known.add(key);
@@ -124,11 +129,13 @@ export class DeploymentsGrpc {
           change.kind === 'put'
             ? { type: added ? 'ADDED' : 'MODIFIED', deployment: change.value }
             : { type: 'DELETED', deployment: ModelDeployment.fromPartial({ spec: parseWorkloadKey(key) ?? {} }) };
-        if (msg.deployment && matches(msg.deployment)) call.write(msg);
+        if (msg.deployment && matches(msg.deployment)) sender.send(msg);
       });
-      call.on('cancelled', stop);
-      call.on('close', stop);
-      if (req.initial) for (const { value } of this.store.entries.values()) if (matches(value)) call.write({ type: 'ADDED', deployment: value });
+      if (req.initial) {
+        const snapshot = [...this.store.entries.values()].filter(({ value }) => matches(value));
+        sender.allowSnapshot(snapshot.length);
+        for (const { value } of snapshot) sender.send({ type: 'ADDED', deployment: value });
+      }
     }),
   };
 }

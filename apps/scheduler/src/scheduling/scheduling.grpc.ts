@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
   OwnerLabels,
@@ -10,7 +10,8 @@ import {
   WatchWorkloadsResponse,
 } from '@gpufleet/contracts';
 import { ownerOf } from '@gpufleet/deployments-core';
-import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
+import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
@@ -38,6 +39,7 @@ export class SchedulingGrpc {
     private readonly capacity: CapacityStateService,
     private readonly admission: AdmissionService,
     private readonly submitter: WorkloadSubmitter,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
   ) {}
 
   private ready(): void {
@@ -116,6 +118,7 @@ export class SchedulingGrpc {
       const matches = (w: Workload) => !req.namespace || w.spec?.namespace === req.namespace;
       // Keys that exist when the watch starts; a put of any other key is a new workload.
       const known = new Set(this.store.workloads.entries.keys());
+      const sender = watchSender(call, { maxBuffered: this.config.WATCH_MAX_BUFFERED, what: 'workloads', onClose: () => stop() });
       const stop = this.store.workloads.listen((key, change) => {
         const added = change.kind === 'put' && !known.has(key);
         if (change.kind === 'put') known.add(key);
@@ -124,12 +127,12 @@ export class SchedulingGrpc {
           change.kind === 'put'
             ? { type: added ? 'ADDED' : 'MODIFIED', workload: change.value }
             : { type: 'DELETED', workload: Workload.fromPartial({ spec: parseWorkloadKey(key) ?? {} }) };
-        if (msg.workload && matches(msg.workload)) call.write(msg);
+        if (msg.workload && matches(msg.workload)) sender.send(msg);
       });
-      call.on('cancelled', stop);
-      call.on('close', stop);
       if (req.initial) {
-        for (const { value } of this.store.workloads.entries.values()) if (matches(value)) call.write({ type: 'ADDED', workload: value });
+        const snapshot = [...this.store.workloads.entries.values()].filter(({ value }) => matches(value));
+        sender.allowSnapshot(snapshot.length);
+        for (const { value } of snapshot) sender.send({ type: 'ADDED', workload: value });
       }
     }),
 
