@@ -2,7 +2,8 @@ import { randomBytes } from 'crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import { InterceptingCall, Metadata, type Interceptor } from '@grpc/grpc-js';
-import { clientOptions } from '@gpufleet/grpc-kit';
+import { channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 
 /** Where `gpufleet up` keeps the stack's admin token (0600), like GPUStack's initial admin password. */
 export function adminTokenPath(home: string): string {
@@ -64,4 +65,18 @@ export function isLoopbackUrl(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The CLI's channel credentials: TLS when GPUFLEET_TLS_CA_FILE is set (`--tls-ca`), with a client
+ * certificate when GPUFLEET_TLS_CERT_FILE and GPUFLEET_TLS_KEY_FILE are too (mutual TLS);
+ * plain text otherwise (a local stack on loopback).
+ */
+export function cliChannelCredentials(): ChannelCredentials {
+  const caFile = process.env.GPUFLEET_TLS_CA_FILE;
+  const certFile = process.env.GPUFLEET_TLS_CERT_FILE;
+  const keyFile = process.env.GPUFLEET_TLS_KEY_FILE;
+  if ((certFile && !keyFile) || (!certFile && keyFile)) throw new Error('--tls-cert and --tls-key go together (GPUFLEET_TLS_CERT_FILE, GPUFLEET_TLS_KEY_FILE)');
+  if (!caFile && !certFile) return channelCredentials();
+  return channelCredentials({ caFile, certFile, keyFile });
 }

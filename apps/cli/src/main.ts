@@ -19,10 +19,17 @@ const out = (t: string) => process.stdout.write(t + '\n');
 const program = new Command('gpufleet')
   .description('gpufleet: discover accelerators, offer capacity, run model deployments and GPU instances across a fleet')
   .option('--home <dir>', 'where the stack context and logs live (default $GPUFLEET_HOME or ~/.gpufleet)')
+  .option('--tls-ca <file>', 'speak TLS to the scheduler and the router, trusting this CA (PEM; or $GPUFLEET_TLS_CA_FILE)')
+  .option('--tls-cert <file>', 'client certificate (PEM) for mutual TLS (or $GPUFLEET_TLS_CERT_FILE)')
+  .option('--tls-key <file>', 'its private key (PEM; or $GPUFLEET_TLS_KEY_FILE)')
   .showHelpAfterError()
   // Every command but `up` (which makes it) uses the admin token of the stack in --home, unless
   // GPUFLEET_ADMIN_TOKEN is set: the CLI is authenticated without anyone copying the token.
   .hook('preAction', (_program, command) => {
+    const { tlsCa, tlsCert, tlsKey } = program.opts<{ tlsCa?: string; tlsCert?: string; tlsKey?: string }>();
+    if (tlsCa) process.env.GPUFLEET_TLS_CA_FILE = tlsCa;
+    if (tlsCert) process.env.GPUFLEET_TLS_CERT_FILE = tlsCert;
+    if (tlsKey) process.env.GPUFLEET_TLS_KEY_FILE = tlsKey;
     if (command.name() === 'up') return;
     const token = loadAdminToken(resolveHome(program.opts().home));
     if (token) process.env.GPUFLEET_ADMIN_TOKEN = token;

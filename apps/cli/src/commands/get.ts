@@ -16,13 +16,13 @@ import {
   workloadKey,
   WorkloadPhase,
 } from '@gpufleet/contracts';
-import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
+import { callUnary } from '@gpufleet/grpc-kit';
 import { Column, OutputFormat, renderStructured, renderTable } from '../output/format';
 import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resources';
 import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
 import { deploymentColumns } from '../output/deployments';
 import { instanceColumns } from '../output/instances';
-import { adminMetadata, cliClientOptions } from '../admin';
+import { adminMetadata, cliChannelCredentials, cliClientOptions } from '../admin';
 
 export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues' | 'deployments' | 'instances';
 
@@ -57,7 +57,7 @@ export interface Clients {
 }
 
 export function connectClients(address: string, namespace?: string): Clients & { close(): void } {
-  const creds = channelCredentials();
+  const creds = cliChannelCredentials();
   const clients = {
     capacity: new CapacityServiceClient(address, creds, cliClientOptions()),
     scheduling: new SchedulingServiceClient(address, creds, cliClientOptions()),

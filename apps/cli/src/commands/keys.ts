@@ -1,7 +1,7 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { ApiKey, KeyServiceClient } from '@gpufleet/contracts';
-import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
-import { adminMetadata, cliClientOptions } from '../admin';
+import { callUnary } from '@gpufleet/grpc-kit';
+import { adminMetadata, cliChannelCredentials, cliClientOptions } from '../admin';
 import { KEY_FIELD_FLAGS, KeyCreateFlags, UsageFlags, checkKeyId, createKeyRequestFromFlags, usageRequestFromFlags } from '../keys/key-flags';
 import { OutputFormat, renderStructured, renderTable } from '../output/format';
 import { createdKeyLines, keyColumns, usageColumns, usageRowJson } from '../output/keys';
@@ -13,7 +13,7 @@ type Out = (text: string) => void;
  * does not answer, or a request field it refuses, is reported in terms of the CLI's flags.
  */
 async function withKeyService<T>(address: string, call: (client: KeyServiceClient) => Promise<T>): Promise<T> {
-  const client = new KeyServiceClient(address, channelCredentials(), cliClientOptions());
+  const client = new KeyServiceClient(address, cliChannelCredentials(), cliClientOptions());
   try {
     return await call(client);
   } catch (err) {
