@@ -1,8 +1,7 @@
-import { execFileSync } from 'child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { RunningServer, startNats } from '@gpufleet/testing';
+import { makeTestCertificates, RunningServer, startNats, type TestCertificates } from '@gpufleet/testing';
 import { gpufleet } from './support/cli';
 import { ServiceStack } from './support/services';
 
@@ -15,17 +14,13 @@ describe('the CLI against a TLS-only scheduler', () => {
   let nats: RunningServer;
   let stack: ServiceStack;
   let address: string;
-  const ca = join(dir, 'ca.pem');
+  let certs: TestCertificates;
 
   beforeAll(async () => {
-    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=gpufleet test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=scheduler', '-keyout', 'server.key', '-out', 'server.csr');
-    writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-    openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', 'san.ext', '-out', 'server.pem');
+    certs = makeTestCertificates(dir);
     nats = await startNats();
     stack = new ServiceStack(nats.url);
-    ({ address } = await stack.scheduler({ GRPC_TLS_CERT_FILE: join(dir, 'server.pem'), GRPC_TLS_KEY_FILE: join(dir, 'server.key') }));
+    ({ address } = await stack.scheduler({ GRPC_TLS_CERT_FILE: certs.cert, GRPC_TLS_KEY_FILE: certs.key }));
   });
 
   afterAll(async () => {
@@ -35,17 +30,17 @@ describe('the CLI against a TLS-only scheduler', () => {
   });
 
   it('answers with --tls-ca (or GPUFLEET_TLS_CA_FILE), and refuses plain text', async () => {
-    const withCa = await gpufleet(['get', 'pools', '--scheduler', address, '--tls-ca', ca]);
+    const withCa = await gpufleet(['get', 'pools', '--scheduler', address, '--tls-ca', certs.ca]);
     // (Node warns on stderr that TLS ServerName is an IP address, DEP0123; the answer comes.)
     expect(withCa.stderr).not.toMatch(/error/i);
     expect(withCa.code).toBe(0);
     expect(withCa.stdout).toBe('No pools found.\n');
-    expect((await gpufleet(['get', 'pools', '--scheduler', address], { GPUFLEET_TLS_CA_FILE: ca })).code).toBe(0);
+    expect((await gpufleet(['get', 'pools', '--scheduler', address], { GPUFLEET_TLS_CA_FILE: certs.ca })).code).toBe(0);
 
     const plain = await gpufleet(['get', 'pools', '--scheduler', address]);
     expect(plain.code).not.toBe(0);
     expect(plain.stderr).toMatch(/UNAVAILABLE|No connection established|Connection dropped/i);
-    const halfMutual = await gpufleet(['get', 'pools', '--scheduler', address, '--tls-ca', ca, '--tls-cert', join(dir, 'server.pem')]);
+    const halfMutual = await gpufleet(['get', 'pools', '--scheduler', address, '--tls-ca', certs.ca, '--tls-cert', certs.cert]);
     expect(halfMutual.code).not.toBe(0);
     expect(halfMutual.stderr).toContain('--tls-cert and --tls-key go together');
   });

@@ -11,6 +11,7 @@ import {
   duration,
   FieldParseError,
   type FieldSpec,
+  file,
   int,
   port,
   sharedConfigFields,
@@ -67,6 +68,8 @@ export const routerConfigSchema = defineConfig({
   HTTP_PORT: port({ default: 8000, desc: 'Port of the OpenAI-compatible API (/v1/*); also answers /healthz and /readyz.' }),
   OPS_PORT: port({ default: 8085, desc: 'Port of the operations server: /healthz, /readyz, /metrics.' }),
   HOST: str({ default: '0.0.0.0', desc: 'Address the API, operations and gRPC servers listen on.' }),
+  API_TLS_CERT_FILE: file({ optional: true, requires: ['API_TLS_KEY_FILE'], desc: 'Certificate chain (PEM) of the OpenAI API: when set, HTTP_PORT speaks HTTPS only.' }),
+  API_TLS_KEY_FILE: file({ optional: true, requires: ['API_TLS_CERT_FILE'], desc: 'Private key (PEM) of API_TLS_CERT_FILE.' }),
   ROUTER_NAME: str({
     default: defaultRouterName(),
     pattern: /^[A-Za-z0-9_.-]{1,128}$/,

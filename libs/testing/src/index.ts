@@ -1,3 +1,4 @@
 export * from '@gpufleet/process-kit';
 export * from './node-inventory';
 export * from './servers';
+export * from './certificates';

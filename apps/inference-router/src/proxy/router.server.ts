@@ -7,7 +7,9 @@
  * /healthz, /readyz for load balancers that probe the API port.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ApiError, methodNotAllowed, routeNotFound, serverError, serviceUnavailable } from '@gpufleet/openai-protocol';
 import { readinessBody, type ReadinessReport } from '@gpufleet/observability';
@@ -48,15 +50,19 @@ export class RouterServer {
     // every connectionsCheckingInterval, so that is kept well under them.
     const headersMs = config.HEADERS_TIMEOUT_S * 1000;
     const bodyMs = Math.max(config.BODY_TIMEOUT_S * 1000, headersMs);
-    this.server = createServer(
-      {
-        headersTimeout: headersMs,
-        requestTimeout: bodyMs,
-        keepAliveTimeout: config.IDLE_TIMEOUT_S * 1000,
-        connectionsCheckingInterval: Math.max(50, Math.min(1_000, headersMs / 4)),
-      },
-      (req, res) => this.handle(req, res),
-    );
+    const serverOptions = {
+      headersTimeout: headersMs,
+      requestTimeout: bodyMs,
+      keepAliveTimeout: config.IDLE_TIMEOUT_S * 1000,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, headersMs / 4)),
+    };
+    const handler = (req: IncomingMessage, res: ServerResponse): void => this.handle(req, res);
+    // HTTPS only when a certificate is configured: API keys and prompts then never cross the
+    // network in clear (a LoadBalancer Service, say).
+    this.server =
+      config.API_TLS_CERT_FILE && config.API_TLS_KEY_FILE
+        ? createHttpsServer({ ...serverOptions, cert: readFileSync(config.API_TLS_CERT_FILE), key: readFileSync(config.API_TLS_KEY_FILE) }, handler)
+        : createServer(serverOptions, handler);
     // Connections past the cap are closed as soon as they are accepted.
     this.server.maxConnections = config.MAX_CONNECTIONS;
     this.server.on('drop', () => options.metrics.connectionDropped());
