@@ -25,7 +25,7 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
     client = capacityClient(scheduler.address);
     await Promise.all(NODES.map((n) => stack.agent(n, { HEARTBEAT_INTERVAL_S: '0.5' })));
     await waitFor('all nodes registered', async () => {
-      const { nodes } = await callUnary(client, client.listNodes, { pool: '', labelSelector: {} });
+      const { nodes } = await callUnary(client, client.listNodes, { pool: '', labelSelector: {}, pageSize: 0, pageToken: '' });
       return nodes.length === NODES.length || undefined;
     });
   });
@@ -55,6 +55,22 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
 
     const { instanceType } = await callUnary(client, client.getInstanceType, { name: h100x8.name });
     expect(instanceType?.name).toBe(h100x8.name);
+  });
+
+  it('pages ListNodes in name order with a token, every node once', async () => {
+    const names: string[] = [];
+    let pageToken = '';
+    let pages = 0;
+    do {
+      const res = await callUnary(client, client.listNodes, { pool: '', labelSelector: {}, pageSize: 2, pageToken });
+      expect(res.nodes.length).toBeLessThanOrEqual(2);
+      names.push(...res.nodes.map((n) => n.name));
+      pageToken = res.nextPageToken;
+      pages++;
+    } while (pageToken !== '');
+    expect(pages).toBe(3);
+    expect(names).toEqual([...NODES].sort());
+    await expect(callUnary(client, client.listNodes, { pool: '', labelSelector: {}, pageSize: 2, pageToken: 'not-a-token' })).rejects.toMatchObject({ details: expect.stringMatching(/^INVALID_ARGUMENT: page_token: /) });
   });
 
   it('answers unknown names and bad input with precise errors', async () => {
@@ -131,7 +147,7 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
       return node?.inventory?.labels['team'] === 'research' || undefined;
     }, { timeoutMs: 30_000 });
     await waitFor('all nodes Ready again', async () => {
-      const { nodes } = await callUnary(client, client.listNodes, { pool: '', labelSelector: {} });
+      const { nodes } = await callUnary(client, client.listNodes, { pool: '', labelSelector: {}, pageSize: 0, pageToken: '' });
       return nodes.every((n) => n.status?.phase === NodePhase.NODE_PHASE_READY) || undefined;
     }, { timeoutMs: 30_000 });
     expect((await wholeCapacityByProduct(client))[H100]).toBe(16);

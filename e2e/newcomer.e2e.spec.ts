@@ -80,7 +80,7 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
         code: status.INVALID_ARGUMENT,
         details: expect.stringContaining('spec.labels["gpufleet.io/deployment"]: expected no gpufleet.io owner label'),
       });
-      const { workloads } = await callUnary(scheduling, scheduling.listWorkloads, { namespace: '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' }, { metadata: admin });
+      const { workloads } = await callUnary(scheduling, scheduling.listWorkloads, { namespace: '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '', pageSize: 0, pageToken: '' }, { metadata: admin });
       const replica = workloads.find((w) => w.spec?.labels['gpufleet.io/deployment'] === 'qwen3-8b')!;
       await expect(callUnary(scheduling, scheduling.deleteWorkload, { namespace: 'default', name: replica.spec!.name }, { metadata: admin })).rejects.toMatchObject({
         code: status.FAILED_PRECONDITION,

@@ -109,7 +109,7 @@ describe('scheduler failover during a stream of submissions', () => {
     expect(Date.now() - killTime).toBeLessThan(15_000);
 
     // Wait until the new leader settled every workload.
-    const list = async () => (await callUnary(scheduling, scheduling.listWorkloads, { namespace: 'stream', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' })).workloads;
+    const list = async () => (await callUnary(scheduling, scheduling.listWorkloads, { namespace: 'stream', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '', pageSize: 0, pageToken: '' })).workloads;
     await waitFor('workloads settled', async () => {
       const ws = await list();
       if (ws.length !== TOTAL) return undefined;

@@ -47,6 +47,21 @@ export function parseKind(value: string): Kind {
 }
 
 /** The scheduler's gRPC services, on one address. */
+/** Items per page the CLI asks for: every response stays far below gRPC's message limits. */
+const CLI_PAGE_SIZE = 500;
+
+/** Every page of a paged List*, in order. */
+async function allPages<T>(fetchPage: (pageToken: string) => Promise<{ items: T[]; next: string }>): Promise<T[]> {
+  const all: T[] = [];
+  let token = '';
+  do {
+    const { items, next } = await fetchPage(token);
+    all.push(...items);
+    token = next;
+  } while (token !== '');
+  return all;
+}
+
 export interface Clients {
   capacity: CapacityServiceClient;
   scheduling: SchedulingServiceClient;
@@ -92,7 +107,10 @@ interface KindSpec<T> {
 const nodesSpec: KindSpec<Node> = {
     columns: nodeColumns,
     toJSON: (n) => Node.toJSON(n),
-    list: async ({ capacity: c }, pool) => (await callUnary(c, c.listNodes, { pool: pool ?? '', labelSelector: {} })).nodes,
+    list: ({ capacity: c }, pool) => allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listNodes, { pool: pool ?? '', labelSelector: {}, pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.nodes, next: res.nextPageToken };
+    }),
     get: async ({ capacity: c }, name) => (await callUnary(c, c.getNode, { name })).node!,
 };
 
@@ -119,7 +137,10 @@ const workloadsSpec: KindSpec<Workload> = {
   toJSON: (w) => Workload.toJSON(w),
   key: (w) => workloadKey(w.spec?.namespace ?? '', w.spec?.name ?? ''),
   list: async ({ scheduling: c, namespace }) =>
-    (await callUnary(c, c.listWorkloads, { namespace: namespace ?? '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '' })).workloads,
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listWorkloads, { namespace: namespace ?? '', phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: '', pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.workloads, next: res.nextPageToken };
+    }),
   get: async ({ scheduling: c, namespace }, name) => (await callUnary(c, c.getWorkload, { namespace: namespace ?? 'default', name })).workload!,
 };
 

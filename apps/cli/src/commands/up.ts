@@ -390,7 +390,7 @@ async function waitForNodes(address: string, expected: number, scheduler: Manage
   try {
     await waitFor(`the scheduler to see all ${expected} nodes`, async () => {
       await failIfExited(scheduler);
-      const res = await callUnary(client, client.listNodes, { pool: '', labelSelector: {} }, { deadlineMs: 2_000 });
+      const res = await callUnary(client, client.listNodes, { pool: '', labelSelector: {}, pageSize: 0, pageToken: '' }, { deadlineMs: 2_000 });
       return res.nodes.length >= expected || undefined;
     }, { timeoutMs: 90_000, intervalMs: 250 });
   } finally {

@@ -9,7 +9,7 @@ import {
   WatchInstanceTypesRequest,
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
-import { invalidArgument, notFound, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
+import { invalidArgument, notFound, paginate, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { CapacityStateService } from './capacity-state.service';
 
@@ -50,7 +50,9 @@ export class CapacityGrpc {
         if (!LABEL_KEY.test(key)) throw invalidArgument(`labelSelector["${key}"]`, 'a label key like "nvidia.com/gpu.product"');
       }
       const selector = Object.keys(req.labelSelector).length ? req.labelSelector : undefined;
-      return { nodes: this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector }).map((n) => this.state.withLiveHeartbeat(n)) };
+      const all = this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector });
+      const page = paginate(all, (n) => n.name, req.pageSize, req.pageToken);
+      return { nodes: page.items.map((n) => this.state.withLiveHeartbeat(n)), nextPageToken: page.nextPageToken };
     }),
     getNode: unary((req: GetNodeRequest) => {
       requireName('name', req.name);

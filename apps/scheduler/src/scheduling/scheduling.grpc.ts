@@ -10,7 +10,7 @@ import {
   WatchWorkloadsResponse,
 } from '@gpufleet/contracts';
 import { ownerOf } from '@gpufleet/deployments-core';
-import { GrpcError, invalidArgument, notFound, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, paginate, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
@@ -99,17 +99,19 @@ export class SchedulingGrpc {
         .filter((w) => req.phase === WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED || w.status?.phase === req.phase)
         .filter((w) => !req.clusterQueue || w.status?.clusterQueue === req.clusterQueue)
         .sort((a, b) => (a.status?.submittedAt?.getTime() ?? 0) - (b.status?.submittedAt?.getTime() ?? 0));
+      // Pages follow the same order: oldest first, ties by key (a unique, stable sort key).
+      const page = paginate(workloads, (w) => `${String(w.status?.submittedAt?.getTime() ?? 0).padStart(16, '0')}/${w.spec ? keyOfSpec(w.spec) : ''}`, req.pageSize, req.pageToken);
       // Why each pending workload waits (the REASON column); bounded, since each explanation
       // walks its queue.
       let explained = 0;
-      const withReasons = workloads.map((w) => {
+      const withReasons = page.items.map((w) => {
         if (explained >= 500) return w;
         const pending = this.explain(w);
         if (!pending) return w;
         explained++;
         return { ...w, status: { ...w.status!, pending } };
       });
-      return { workloads: withReasons };
+      return { workloads: withReasons, nextPageToken: page.nextPageToken };
     }),
 
     watchWorkloads: serverStream((req, call) => {

@@ -257,6 +257,10 @@ export interface ListNodesRequest {
   pool: string;
   /** Only nodes whose labels match every key=value pair here. */
   labelSelector: { [key: string]: string };
+  /** At most this many nodes, in name order (values above 1000 mean 1000); 0: every node at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListNodesRequest_LabelSelectorEntry {
@@ -266,6 +270,8 @@ export interface ListNodesRequest_LabelSelectorEntry {
 
 export interface ListNodesResponse {
   nodes: Node[];
+  /** Set when more nodes follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface GetNodeRequest {
@@ -1605,7 +1611,7 @@ export const InstanceType: MessageFns<InstanceType> = {
 };
 
 function createBaseListNodesRequest(): ListNodesRequest {
-  return { pool: "", labelSelector: {} };
+  return { pool: "", labelSelector: {}, pageSize: 0, pageToken: "" };
 }
 
 export const ListNodesRequest: MessageFns<ListNodesRequest> = {
@@ -1616,6 +1622,12 @@ export const ListNodesRequest: MessageFns<ListNodesRequest> = {
     globalThis.Object.entries(message.labelSelector).forEach(([key, value]: [string, string]) => {
       ListNodesRequest_LabelSelectorEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
     });
+    if (message.pageSize !== 0) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(34).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -1649,6 +1661,22 @@ export const ListNodesRequest: MessageFns<ListNodesRequest> = {
             if (entry2.value !== undefined) {
               message.labelSelector[entry2.key] = entry2.value;
             }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
             continue;
           }
         }
@@ -1693,6 +1721,16 @@ export const ListNodesRequest: MessageFns<ListNodesRequest> = {
           {},
         )
         : {},
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
     };
   },
 
@@ -1709,6 +1747,12 @@ export const ListNodesRequest: MessageFns<ListNodesRequest> = {
           obj.labelSelector[k] = v;
         });
       }
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1728,6 +1772,8 @@ export const ListNodesRequest: MessageFns<ListNodesRequest> = {
       },
       {},
     );
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
@@ -1822,13 +1868,16 @@ export const ListNodesRequest_LabelSelectorEntry: MessageFns<ListNodesRequest_La
 };
 
 function createBaseListNodesResponse(): ListNodesResponse {
-  return { nodes: [] };
+  return { nodes: [], nextPageToken: "" };
 }
 
 export const ListNodesResponse: MessageFns<ListNodesResponse> = {
   encode(message: ListNodesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.nodes) {
       Node.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1854,6 +1903,14 @@ export const ListNodesResponse: MessageFns<ListNodesResponse> = {
             message.nodes.push(Node.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1867,13 +1924,23 @@ export const ListNodesResponse: MessageFns<ListNodesResponse> = {
   },
 
   fromJSON(object: any): ListNodesResponse {
-    return { nodes: globalThis.Array.isArray(object?.nodes) ? object.nodes.map((e: any) => Node.fromJSON(e)) : [] };
+    return {
+      nodes: globalThis.Array.isArray(object?.nodes) ? object.nodes.map((e: any) => Node.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListNodesResponse): unknown {
     const obj: any = {};
     if (message.nodes?.length) {
       obj.nodes = message.nodes.map((e) => Node.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1884,6 +1951,7 @@ export const ListNodesResponse: MessageFns<ListNodesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListNodesResponse>, I>>(object: I): ListNodesResponse {
     const message = createBaseListNodesResponse();
     message.nodes = object.nodes?.map((e) => Node.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

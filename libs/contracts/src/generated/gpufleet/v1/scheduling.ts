@@ -455,10 +455,16 @@ export interface ListWorkloadsRequest {
   /** Only this phase, when set. */
   phase: WorkloadPhase;
   clusterQueue: string;
+  /** At most this many workloads, oldest first (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListWorkloadsResponse {
   workloads: Workload[];
+  /** Set when more workloads follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface WatchWorkloadsRequest {
@@ -3369,7 +3375,13 @@ export const GetWorkloadResponse: MessageFns<GetWorkloadResponse> = {
 };
 
 function createBaseListWorkloadsRequest(): ListWorkloadsRequest {
-  return { namespace: "", phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED, clusterQueue: "" };
+  return {
+    namespace: "",
+    phase: WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED,
+    clusterQueue: "",
+    pageSize: 0,
+    pageToken: "",
+  };
 }
 
 export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
@@ -3382,6 +3394,12 @@ export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
     }
     if (message.clusterQueue !== "") {
       writer.uint32(26).string(message.clusterQueue);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(32).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(42).string(message.pageToken);
     }
     return writer;
   },
@@ -3423,6 +3441,22 @@ export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
             message.clusterQueue = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3444,6 +3478,16 @@ export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
         : isSet(object.cluster_queue)
         ? globalThis.String(object.cluster_queue)
         : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
     };
   },
 
@@ -3458,6 +3502,12 @@ export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
     if (message.clusterQueue !== "") {
       obj.clusterQueue = message.clusterQueue;
     }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
@@ -3469,18 +3519,23 @@ export const ListWorkloadsRequest: MessageFns<ListWorkloadsRequest> = {
     message.namespace = object.namespace ?? "";
     message.phase = object.phase ?? WorkloadPhase.WORKLOAD_PHASE_UNSPECIFIED;
     message.clusterQueue = object.clusterQueue ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListWorkloadsResponse(): ListWorkloadsResponse {
-  return { workloads: [] };
+  return { workloads: [], nextPageToken: "" };
 }
 
 export const ListWorkloadsResponse: MessageFns<ListWorkloadsResponse> = {
   encode(message: ListWorkloadsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.workloads) {
       Workload.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -3506,6 +3561,14 @@ export const ListWorkloadsResponse: MessageFns<ListWorkloadsResponse> = {
             message.workloads.push(Workload.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3523,6 +3586,11 @@ export const ListWorkloadsResponse: MessageFns<ListWorkloadsResponse> = {
       workloads: globalThis.Array.isArray(object?.workloads)
         ? object.workloads.map((e: any) => Workload.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -3530,6 +3598,9 @@ export const ListWorkloadsResponse: MessageFns<ListWorkloadsResponse> = {
     const obj: any = {};
     if (message.workloads?.length) {
       obj.workloads = message.workloads.map((e) => Workload.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -3540,6 +3611,7 @@ export const ListWorkloadsResponse: MessageFns<ListWorkloadsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListWorkloadsResponse>, I>>(object: I): ListWorkloadsResponse {
     const message = createBaseListWorkloadsResponse();
     message.workloads = object.workloads?.map((e) => Workload.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
