@@ -167,7 +167,11 @@ const deploymentsSpec: KindSpec<ModelDeployment> = {
   columns: deploymentColumns,
   toJSON: (d) => ModelDeployment.toJSON(d),
   key: (d) => workloadKey(d.spec?.namespace ?? '', d.spec?.name ?? ''),
-  list: async ({ deployments: c, namespace }) => (await callUnary(c, c.listDeployments, { namespace: namespace ?? '' })).deployments,
+  list: ({ deployments: c, namespace }) =>
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listDeployments, { namespace: namespace ?? '', pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.deployments, next: res.nextPageToken };
+    }),
   get: async ({ deployments: c, namespace }, name) => (await callUnary(c, c.getDeployment, { namespace: namespace ?? 'default', name })).deployment!,
 };
 
@@ -175,7 +179,11 @@ const instancesSpec: KindSpec<GPUInstance> = {
   columns: instanceColumns,
   toJSON: (i) => GPUInstance.toJSON(i),
   key: (i) => workloadKey(i.spec?.namespace ?? '', i.spec?.name ?? ''),
-  list: async ({ instances: c, namespace }) => (await callUnary(c, c.listInstances, { namespace: namespace ?? '' })).instances,
+  list: ({ instances: c, namespace }) =>
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listInstances, { namespace: namespace ?? '', pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.instances, next: res.nextPageToken };
+    }),
   get: async ({ instances: c, namespace }, name) => (await callUnary(c, c.getInstance, { namespace: namespace ?? 'default', name })).instance!,
 };
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, serverStream, unary, watchSender } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, paginate, serverStream, unary, watchSender } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool } from '@gpufleet/deployments-core';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
@@ -77,11 +77,11 @@ export class DeploymentsGrpc {
     listDeployments: unary((req) => {
       this.ctx.requireReady();
       if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
-      const deployments = [...this.store.entries.values()]
+      const all = [...this.store.entries.values()]
         .map((e) => e.value)
-        .filter((d) => !req.namespace || d.spec?.namespace === req.namespace)
-        .sort((a, b) => `${a.spec?.namespace}/${a.spec?.name}`.localeCompare(`${b.spec?.namespace}/${b.spec?.name}`));
-      return { deployments };
+        .filter((d) => !req.namespace || d.spec?.namespace === req.namespace);
+      const page = paginate(all, (x) => `${x.spec?.namespace}/${x.spec?.name}`, req.pageSize, req.pageToken);
+      return { deployments: page.items, nextPageToken: page.nextPageToken };
     }),
 
     updateDeployment: unary(async (req) => {

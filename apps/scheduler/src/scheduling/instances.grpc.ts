@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { GPUInstance, GPUInstanceSpec, GPUInstanceStatus, InstancePhase, InstanceServiceServer } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, unary } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, paginate, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec, instancePool } from '@gpufleet/deployments-core';
 import { WorkloadApiContext } from './workload-api-context';
@@ -67,11 +67,11 @@ export class InstancesGrpc {
     listInstances: unary((req) => {
       this.ctx.requireReady();
       if (req.namespace) this.ctx.requireLabel('namespace', req.namespace);
-      const instances = [...this.store.entries.values()]
+      const all = [...this.store.entries.values()]
         .map((e) => e.value)
-        .filter((i) => !req.namespace || i.spec?.namespace === req.namespace)
-        .sort((a, b) => `${a.spec?.namespace}/${a.spec?.name}`.localeCompare(`${b.spec?.namespace}/${b.spec?.name}`));
-      return { instances };
+        .filter((i) => !req.namespace || i.spec?.namespace === req.namespace);
+      const page = paginate(all, (x) => `${x.spec?.namespace}/${x.spec?.name}`, req.pageSize, req.pageToken);
+      return { instances: page.items, nextPageToken: page.nextPageToken };
     }),
 
     setInstanceStopped: unary(async (req) => {

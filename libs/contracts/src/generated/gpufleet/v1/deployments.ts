@@ -229,10 +229,16 @@ export interface GetDeploymentResponse {
 export interface ListDeploymentsRequest {
   /** All namespaces when empty. */
   namespace: string;
+  /** At most this many, by namespace/name (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListDeploymentsResponse {
   deployments: ModelDeployment[];
+  /** Set when more follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface UpdateDeploymentRequest {
@@ -1994,13 +2000,19 @@ export const GetDeploymentResponse: MessageFns<GetDeploymentResponse> = {
 };
 
 function createBaseListDeploymentsRequest(): ListDeploymentsRequest {
-  return { namespace: "" };
+  return { namespace: "", pageSize: 0, pageToken: "" };
 }
 
 export const ListDeploymentsRequest: MessageFns<ListDeploymentsRequest> = {
   encode(message: ListDeploymentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.namespace !== "") {
       writer.uint32(10).string(message.namespace);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -2026,6 +2038,22 @@ export const ListDeploymentsRequest: MessageFns<ListDeploymentsRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2039,13 +2067,31 @@ export const ListDeploymentsRequest: MessageFns<ListDeploymentsRequest> = {
   },
 
   fromJSON(object: any): ListDeploymentsRequest {
-    return { namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "" };
+    return {
+      namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListDeploymentsRequest): unknown {
     const obj: any = {};
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -2056,18 +2102,23 @@ export const ListDeploymentsRequest: MessageFns<ListDeploymentsRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListDeploymentsRequest>, I>>(object: I): ListDeploymentsRequest {
     const message = createBaseListDeploymentsRequest();
     message.namespace = object.namespace ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListDeploymentsResponse(): ListDeploymentsResponse {
-  return { deployments: [] };
+  return { deployments: [], nextPageToken: "" };
 }
 
 export const ListDeploymentsResponse: MessageFns<ListDeploymentsResponse> = {
   encode(message: ListDeploymentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.deployments) {
       ModelDeployment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2093,6 +2144,14 @@ export const ListDeploymentsResponse: MessageFns<ListDeploymentsResponse> = {
             message.deployments.push(ModelDeployment.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2110,6 +2169,11 @@ export const ListDeploymentsResponse: MessageFns<ListDeploymentsResponse> = {
       deployments: globalThis.Array.isArray(object?.deployments)
         ? object.deployments.map((e: any) => ModelDeployment.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2117,6 +2181,9 @@ export const ListDeploymentsResponse: MessageFns<ListDeploymentsResponse> = {
     const obj: any = {};
     if (message.deployments?.length) {
       obj.deployments = message.deployments.map((e) => ModelDeployment.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2127,6 +2194,7 @@ export const ListDeploymentsResponse: MessageFns<ListDeploymentsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListDeploymentsResponse>, I>>(object: I): ListDeploymentsResponse {
     const message = createBaseListDeploymentsResponse();
     message.deployments = object.deployments?.map((e) => ModelDeployment.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

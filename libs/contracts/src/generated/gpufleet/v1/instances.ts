@@ -194,10 +194,16 @@ export interface GetInstanceResponse {
 export interface ListInstancesRequest {
   /** All namespaces when empty. */
   namespace: string;
+  /** At most this many, by namespace/name (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListInstancesResponse {
   instances: GPUInstance[];
+  /** Set when more follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface SetInstanceStoppedRequest {
@@ -1563,13 +1569,19 @@ export const GetInstanceResponse: MessageFns<GetInstanceResponse> = {
 };
 
 function createBaseListInstancesRequest(): ListInstancesRequest {
-  return { namespace: "" };
+  return { namespace: "", pageSize: 0, pageToken: "" };
 }
 
 export const ListInstancesRequest: MessageFns<ListInstancesRequest> = {
   encode(message: ListInstancesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.namespace !== "") {
       writer.uint32(10).string(message.namespace);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -1595,6 +1607,22 @@ export const ListInstancesRequest: MessageFns<ListInstancesRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1608,13 +1636,31 @@ export const ListInstancesRequest: MessageFns<ListInstancesRequest> = {
   },
 
   fromJSON(object: any): ListInstancesRequest {
-    return { namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "" };
+    return {
+      namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListInstancesRequest): unknown {
     const obj: any = {};
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1625,18 +1671,23 @@ export const ListInstancesRequest: MessageFns<ListInstancesRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListInstancesRequest>, I>>(object: I): ListInstancesRequest {
     const message = createBaseListInstancesRequest();
     message.namespace = object.namespace ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListInstancesResponse(): ListInstancesResponse {
-  return { instances: [] };
+  return { instances: [], nextPageToken: "" };
 }
 
 export const ListInstancesResponse: MessageFns<ListInstancesResponse> = {
   encode(message: ListInstancesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.instances) {
       GPUInstance.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1662,6 +1713,14 @@ export const ListInstancesResponse: MessageFns<ListInstancesResponse> = {
             message.instances.push(GPUInstance.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1679,6 +1738,11 @@ export const ListInstancesResponse: MessageFns<ListInstancesResponse> = {
       instances: globalThis.Array.isArray(object?.instances)
         ? object.instances.map((e: any) => GPUInstance.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1686,6 +1750,9 @@ export const ListInstancesResponse: MessageFns<ListInstancesResponse> = {
     const obj: any = {};
     if (message.instances?.length) {
       obj.instances = message.instances.map((e) => GPUInstance.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1696,6 +1763,7 @@ export const ListInstancesResponse: MessageFns<ListInstancesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListInstancesResponse>, I>>(object: I): ListInstancesResponse {
     const message = createBaseListInstancesResponse();
     message.instances = object.instances?.map((e) => GPUInstance.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
