@@ -105,7 +105,7 @@ export const engineSimConfigSchema = defineConfig({
   OTEL_SERVICE_NAME,
 
   HTTP_PORT: port({ default: 8000, desc: 'Port of the OpenAI-compatible API, /health, /healthz, /readyz and /metrics (vLLM listens on 8000).' }),
-  HOST: str({ default: '0.0.0.0', desc: 'Address to listen on.' }),
+  HOST: str({ default: '127.0.0.1', desc: 'Address to listen on: loopback by default, 0.0.0.0 (what the image sets) for every address.' }),
   MODEL: str({ default: 'gpufleet/sim-model', desc: 'Name (or path) of the simulated model; the `root` of every served model.' }),
   SERVED_MODEL_NAME: list({
     optional: true,

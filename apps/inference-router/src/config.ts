@@ -67,7 +67,7 @@ export const routerConfigSchema = defineConfig({
   GRPC_PORT: port({ default: 50055, desc: 'Port of the gRPC server (KeyService, health, reflection).' }),
   HTTP_PORT: port({ default: 8000, desc: 'Port of the OpenAI-compatible API (/v1/*); also answers /healthz and /readyz.' }),
   OPS_PORT: port({ default: 8085, desc: 'Port of the operations server: /healthz, /readyz, /metrics.' }),
-  HOST: str({ default: '0.0.0.0', desc: 'Address the API, operations and gRPC servers listen on.' }),
+  HOST: str({ default: '127.0.0.1', desc: 'Address the API, operations and gRPC servers listen on: loopback by default, 0.0.0.0 (what the image sets) for every address.' }),
   API_TLS_CERT_FILE: file({ optional: true, requires: ['API_TLS_KEY_FILE'], desc: 'Certificate chain (PEM) of the OpenAI API: when set, HTTP_PORT speaks HTTPS only.' }),
   API_TLS_KEY_FILE: file({ optional: true, requires: ['API_TLS_CERT_FILE'], desc: 'Private key (PEM) of API_TLS_CERT_FILE.' }),
   ROUTER_NAME: str({

@@ -3,7 +3,7 @@ import { schedulerConfigSchema } from './config';
 
 describe('scheduler configuration', () => {
   it('defaults to a lease renewed every 5 s that expires after 10 s', () => {
-    expect(loadConfig(schedulerConfigSchema, {})).toMatchObject({ LEADER_RENEW_S: 5, LEADER_EXPIRE_S: 10, HOST: '0.0.0.0', GRPC_PORT: 50051 });
+    expect(loadConfig(schedulerConfigSchema, {})).toMatchObject({ LEADER_RENEW_S: 5, LEADER_EXPIRE_S: 10, HOST: '127.0.0.1', GRPC_PORT: 50051 });
   });
 
   it('refuses a lease that is renewed no more often than it expires, naming both variables', () => {

@@ -91,16 +91,16 @@ export type SharedConfig = ConfigOf<typeof sharedConfigFields>;
 
 /**
  * `HOST`, `GRPC_PORT` and `HTTP_PORT` with this service's defaults; spread after
- * `sharedConfigFields`. HOST defaults to every address, what a container needs; `gpufleet up`
- * gives 127.0.0.1.
+ * `sharedConfigFields`. HOST defaults to loopback: a service started by hand is not a network
+ * service until someone says so; the images set HOST=0.0.0.0 (a pod is reached on its IP).
  */
 export function servicePorts(defaults: { grpc: number; http: number }) {
   return {
     HOST: str({
-      default: '0.0.0.0',
+      default: '127.0.0.1',
       pattern: /^[A-Za-z0-9.:[\]-]+$/,
       patternDesc: 'an IP address or host name',
-      desc: 'Address the HTTP and gRPC servers listen on: 0.0.0.0 every IPv4 address, 127.0.0.1 this machine only.',
+      desc: 'Address the HTTP and gRPC servers listen on: 127.0.0.1 this machine only (the default), 0.0.0.0 every IPv4 address (what the images set).',
     }),
     GRPC_PORT: port({ default: defaults.grpc, desc: 'Port of the gRPC server.' }),
     HTTP_PORT: port({ default: defaults.http, desc: 'Port of the HTTP server (/healthz, /readyz, /metrics).' }),
