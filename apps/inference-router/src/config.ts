@@ -1,10 +1,8 @@
 import { hostname } from 'node:os';
 import {
   bool,
-  ConfigError,
   type ConfigOf,
   type ConfigProblem,
-  EXIT_CONFIG,
   loadConfig,
   loadConfigOrExit,
   defineConfig,
@@ -62,7 +60,7 @@ export function defaultRouterName(host: string = hostname()): string {
 const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
 
 /** The inference router's variables (docs/router.md#configuration). */
-export const routerConfigSchema = defineConfig({
+const routerConfigFields = {
   ...sharedConfigFields,
   GRPC_PORT: port({ default: 50055, desc: 'Port of the gRPC server (KeyService, health, reflection).' }),
   HTTP_PORT: port({ default: 8000, desc: 'Port of the OpenAI-compatible API (/v1/*); also answers /healthz and /readyz.' }),
@@ -173,9 +171,12 @@ export const routerConfigSchema = defineConfig({
   MAX_CONNECTIONS: int({ default: 4096, min: 1, desc: 'Client connections open at once; one more is closed as soon as it is accepted.' }),
   MAX_IN_FLIGHT: int({ default: 2048, min: 1, desc: 'Inference requests in flight at once (all models); one more gets 503 with Retry-After: 1.' }),
   MAX_SSE_EVENT_KIB: int({ default: 1024, min: 1, desc: 'Largest single SSE event an engine may send (KiB); a stream with a bigger one is cut with an error event, so an endless event cannot hold the router’s memory.' }),
-});
+} as const;
 
-export type RouterConfig = ConfigOf<typeof routerConfigSchema.fields>;
+export type RouterConfig = ConfigOf<typeof routerConfigFields>;
+
+/** The schema, with the rules between variables (routerConfigProblems) as its checks. */
+export const routerConfigSchema = defineConfig(routerConfigFields, [(config) => routerConfigProblems(config)]);
 
 /** Injection token of the validated configuration. */
 export const ROUTER_CONFIG = Symbol('ROUTER_CONFIG');
@@ -204,17 +205,10 @@ export function routerConfigProblems(config: RouterConfig): ConfigProblem[] {
 
 /** Loads and checks the configuration; throws ConfigError naming every bad variable. */
 export function loadRouterConfig(env: Readonly<Record<string, string | undefined>> = process.env): RouterConfig {
-  const config = loadConfig(routerConfigSchema, env);
-  const problems = routerConfigProblems(config);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return loadConfig(routerConfigSchema, env);
 }
 
 /** For main: the configuration, or the problems on stderr and exit 78. */
 export function loadRouterConfigOrExit(): RouterConfig {
-  const config = loadConfigOrExit(routerConfigSchema);
-  const problems = routerConfigProblems(config);
-  if (problems.length === 0) return config;
-  process.stderr.write(`${new ConfigError(problems).message}\n`);
-  return process.exit(EXIT_CONFIG);
+  return loadConfigOrExit(routerConfigSchema);
 }

@@ -42,6 +42,9 @@ interface ManagedPod {
   startedAt: Date | undefined;
 }
 
+/** Who instance sessions log in as: this process's user, the same for every node it runs. */
+const SSH_USER = userInfo().username;
+
 /** Safety net: reconcile this often even without a change (a failed start, a missed event). */
 const RESYNC_MS = 30_000;
 
@@ -87,7 +90,6 @@ export class NodePods {
   private readonly previous = new Map<string, PodRuntimeStatus>();
   /** ProcessTable id → pod key. */
   private readonly owners = new Map<string, string>();
-  private readonly sshUser = userInfo().username;
   private readonly writer: PodStatusWriter;
   private restored = false;
   private waitingForInventory = false;
@@ -434,7 +436,7 @@ export class NodePods {
       processes,
       host: this.config.ADVERTISE_HOST,
       runtimeUrl: this.runtimeUrl,
-      ...(plan.kind === 'instance' ? { sshUser: this.sshUser, ...(sshHostKey ? { sshHostKey } : {}) } : {}),
+      ...(plan.kind === 'instance' ? { sshUser: SSH_USER, ...(sshHostKey ? { sshHostKey } : {}) } : {}),
       restartsBefore: pod?.restartsBefore ?? 0,
       ...(pod?.startedAt ? { startedAt: pod.startedAt } : {}),
       now: new Date(),
