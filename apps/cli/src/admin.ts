@@ -1,5 +1,5 @@
 import { randomBytes } from 'crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import { InterceptingCall, Metadata, type Interceptor } from '@grpc/grpc-js';
 import { channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
@@ -32,15 +32,49 @@ export function ensureAdminToken(home: string): { token: string; created: boolea
   return { token, created: true };
 }
 
-/** `authorization: Bearer $GPUFLEET_ADMIN_TOKEN` for management APIs, when the token is set. */
+/** Where `gpufleet auth login` keeps the user's access token (0600). */
+export function userTokenPath(home: string): string {
+  return join(home, 'token');
+}
+
+/**
+ * The credential the CLI calls gRPC APIs with: GPUFLEET_TOKEN, else the token of `gpufleet auth
+ * login` in the home, else the stack's admin token (GPUFLEET_ADMIN_TOKEN or `<home>/admin-token`).
+ */
+export function loadCliToken(home: string): string | undefined {
+  const fromEnv = process.env.GPUFLEET_TOKEN?.trim();
+  if (fromEnv) return fromEnv;
+  const path = userTokenPath(home);
+  const saved = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
+  return saved || loadAdminToken(home);
+}
+
+/** Keeps a user's token in the home (0600, replacing an earlier one). */
+export function saveUserToken(home: string, token: string): string {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const path = userTokenPath(home);
+  rmSync(path, { force: true }); // a new file, so the mode is 0600 even if an old one was not
+  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
+  return path;
+}
+
+/** Forgets the token of `gpufleet auth login`; true when there was one. */
+export function removeUserToken(home: string): boolean {
+  const path = userTokenPath(home);
+  if (!existsSync(path)) return false;
+  rmSync(path);
+  return true;
+}
+
+/** `authorization: Bearer <token>` of the CLI's credential (GPUFLEET_TOKEN, set from loadCliToken), when there is one. */
 export function adminMetadata(): Metadata {
   const md = new Metadata();
-  const token = process.env.GPUFLEET_ADMIN_TOKEN;
+  const token = process.env.GPUFLEET_TOKEN;
   if (token) md.set('authorization', `Bearer ${token}`);
   return md;
 }
 
-/** Adds the admin token to every call of a client (unary and streams alike). */
+/** Adds the CLI's credential to every call of a client (unary and streams alike). */
 function bearer(token: string): Interceptor {
   return (options, nextCall) =>
     new InterceptingCall(nextCall(options), {
@@ -51,9 +85,9 @@ function bearer(token: string): Interceptor {
     });
 }
 
-/** Channel options of the CLI's clients: large responses, and the admin token on every call when there is one. */
+/** Channel options of the CLI's clients: large responses, and the CLI's credential on every call when there is one. */
 export function cliClientOptions(): ReturnType<typeof clientOptions> & { interceptors?: Interceptor[] } {
-  const token = process.env.GPUFLEET_ADMIN_TOKEN;
+  const token = process.env.GPUFLEET_TOKEN;
   return token ? { ...clientOptions(), interceptors: [bearer(token)] } : clientOptions();
 }
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { loadAdminToken } from './admin';
+import { loadAdminToken, loadCliToken } from './admin';
 import { resolveHome, requireContext, requireRouter } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
@@ -11,6 +11,7 @@ import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstan
 import { runSsh } from './commands/ssh';
 import { runLogs } from './commands/logs';
 import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
+import { runBind, runLogin, runLogout, runTokenCreate, runTokenList, runTokenRevoke, runUnbind, runUserCreate, runUserDelete, runUserGet, runUserList, runWhoAmI } from './commands/access';
 import { collect, intArg } from './flags';
 import { parseFormat } from './output/format';
 
@@ -23,16 +24,21 @@ const program = new Command('gpufleet')
   .option('--tls-cert <file>', 'client certificate (PEM) for mutual TLS (or $GPUFLEET_TLS_CERT_FILE)')
   .option('--tls-key <file>', 'its private key (PEM; or $GPUFLEET_TLS_KEY_FILE)')
   .showHelpAfterError()
-  // Every command but `up` (which makes it) uses the admin token of the stack in --home, unless
-  // GPUFLEET_ADMIN_TOKEN is set: the CLI is authenticated without anyone copying the token.
+  // Every command but `up` (which makes it) calls gRPC APIs with GPUFLEET_TOKEN, the token of
+  // `gpufleet auth login`, or the admin token of the stack in --home: on the machine that runs
+  // the stack the CLI is authenticated without anyone copying a token. `logs` sends the admin
+  // token (what node runtimes check) to loopback URLs only.
   .hook('preAction', (_program, command) => {
     const { tlsCa, tlsCert, tlsKey } = program.opts<{ tlsCa?: string; tlsCert?: string; tlsKey?: string }>();
     if (tlsCa) process.env.GPUFLEET_TLS_CA_FILE = tlsCa;
     if (tlsCert) process.env.GPUFLEET_TLS_CERT_FILE = tlsCert;
     if (tlsKey) process.env.GPUFLEET_TLS_KEY_FILE = tlsKey;
     if (command.name() === 'up') return;
-    const token = loadAdminToken(resolveHome(program.opts().home));
-    if (token) process.env.GPUFLEET_ADMIN_TOKEN = token;
+    const home = resolveHome(program.opts().home);
+    const admin = loadAdminToken(home);
+    if (admin) process.env.GPUFLEET_ADMIN_TOKEN = admin;
+    const token = loadCliToken(home);
+    if (token) process.env.GPUFLEET_TOKEN = token;
   })
   .addHelpText(
     'after',
@@ -325,6 +331,125 @@ program
     } finally {
       clients.close();
     }
+  });
+
+const auth = program.command('auth').description('who the CLI calls gpufleet as: log in with an access token, log out, who am I');
+
+auth
+  .command('login')
+  .description('check an access token (gfat_…, from `gpufleet users token create`) and keep it in the home (0600) for every later command')
+  .requiredOption('--token <token>', 'the access token')
+  .option(...SCHEDULER_FLAG)
+  .action(async (o) => {
+    await runLogin(schedulerOf(o), resolveHome(program.opts().home), o.token, out);
+  });
+
+auth
+  .command('logout')
+  .description('forget the token of `gpufleet auth login`')
+  .action(() => runLogout(resolveHome(program.opts().home), out));
+
+auth
+  .command('whoami')
+  .description('the principal the CLI calls as, and its roles')
+  .option(...SCHEDULER_FLAG)
+  .action(async (o) => {
+    await runWhoAmI(schedulerOf(o), out);
+  });
+
+const users = program.command('users').description('users and service accounts, their roles and access tokens (needs the admin role)');
+
+users
+  .command('create')
+  .description('create a user (or, with --service-account, a service account)')
+  .argument('<name>', '1-63 characters: a-z, 0-9, ".", "_", "-"')
+  .option('--service-account', 'a program (CI, a console) rather than a person')
+  .option('--description <text>', 'what it is for')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runUserCreate(schedulerOf(o), name, o, out);
+  });
+
+users
+  .command('list')
+  .description('every user and service account with its roles')
+  .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
+  .option(...SCHEDULER_FLAG)
+  .action(async (o) => {
+    await runUserList(schedulerOf(o), parseFormat(o.output), out);
+  });
+
+users
+  .command('get')
+  .description("one user: its roles and tokens (never a token's secret)")
+  .argument('<name>')
+  .option('-o, --output <format>', 'text | json | yaml', 'text')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runUserGet(schedulerOf(o), name, o.output === 'text' ? 'table' : parseFormat(o.output), out);
+  });
+
+users
+  .command('delete')
+  .description('delete a user with its tokens and role bindings')
+  .argument('<name>')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runUserDelete(schedulerOf(o), name, out);
+  });
+
+users
+  .command('bind')
+  .description('give a role: admin (cluster-wide), or edit / view in a namespace ("*": every namespace)')
+  .argument('<name>')
+  .requiredOption('--role <role>', 'admin | edit | view')
+  .option('--namespace <ns>', 'for edit and view: the namespace, or "*"')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runBind(schedulerOf(o), name, o.role, o.namespace, out);
+  });
+
+users
+  .command('unbind')
+  .description('take a role away')
+  .argument('<name>')
+  .requiredOption('--role <role>', 'admin | edit | view')
+  .option('--namespace <ns>', 'for edit and view: the namespace, or "*"')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runUnbind(schedulerOf(o), name, o.role, o.namespace, out);
+  });
+
+const tokens = users.command('token').description('access tokens of users and service accounts');
+
+tokens
+  .command('create')
+  .description('a new access token; printed this once, only its hash is stored')
+  .argument('<name>', 'the user or service account')
+  .option('--expires <when>', 'a duration (30d, 12h) or an ISO date, at most ten years; default never')
+  .option('--description <text>', "e.g. \"alice's laptop\"")
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string, o) => {
+    await runTokenCreate(schedulerOf(o), name, o, out);
+  });
+
+tokens
+  .command('list')
+  .description("tokens (one principal's, or every one), newest first")
+  .argument('[name]')
+  .option('-o, --output <format>', 'table | json | yaml', 'table')
+  .option(...SCHEDULER_FLAG)
+  .action(async (name: string | undefined, o) => {
+    await runTokenList(schedulerOf(o), name, parseFormat(o.output), out);
+  });
+
+tokens
+  .command('revoke')
+  .description('revoke a token: every replica refuses it within a second')
+  .argument('<id>', 'the 12 characters after gfat_')
+  .option(...SCHEDULER_FLAG)
+  .action(async (id: string, o) => {
+    await runTokenRevoke(schedulerOf(o), id, out);
   });
 
 const keys = program.command('keys').description("API keys of the inference router's OpenAI API: create, list, revoke");

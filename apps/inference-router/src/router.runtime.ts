@@ -9,7 +9,8 @@ import {
 import type Redis from 'ioredis';
 import type { NatsConnection } from 'nats';
 import { ApiKeyRecord, Buckets, ModelDeployment, RedisKeys } from '@gpufleet/contracts';
-import { EventBus, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
+import { AccessDirectory } from '@gpufleet/access-core';
+import { AccessMirror, EventBus, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, Readiness, type Logger, type Registry } from '@gpufleet/observability';
 import { createRoutingPolicy, PassiveHealth, type RoutingPolicyConfig } from '@gpufleet/routing-core';
 import { ROUTER_CONFIG, type RouterConfig } from './config';
@@ -44,6 +45,9 @@ export function routingPolicyConfig(config: RouterConfig): RoutingPolicyConfig {
 export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly directory: ModelDirectory;
   readonly keys: KeyRegistry;
+  /** Users, tokens and role bindings: who may call KeyService (the admin role). */
+  readonly access: AccessDirectory;
+  private accessMirror: AccessMirror | undefined;
   readonly metrics: RouterMetrics;
   readonly limiter: RateLimiter;
   readonly meter: UsageMeter;
@@ -78,6 +82,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
       connectTimeoutMs: config.CONNECT_TIMEOUT_S * 1000,
     });
     this.keys = new KeyRegistry(config.AUTH_REQUIRED);
+    this.access = new AccessDirectory(config.GPUFLEET_ADMIN_TOKEN);
     this.metrics = new RouterMetrics(registry, this.directory, () => this.keys.size);
     this.limiter = new RateLimiter(redis, { prefix: RedisKeys.rateLimitPrefix(config.GPUFLEET_CLUSTER) });
     this.meter = new UsageMeter({
@@ -146,7 +151,8 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
         },
       });
     }
-    await Promise.all([deploymentsMirror.start(), keysMirror.start()]);
+    const [accessMirror] = await Promise.all([AccessMirror.open(js, cluster, this.access, this.logger), deploymentsMirror.start(), keysMirror.start()]);
+    this.accessMirror = accessMirror;
     loaded = true;
     this.meter.start();
     this.engineMetrics.start();
@@ -171,6 +177,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async onApplicationShutdown(): Promise<void> {
     for (const mirror of this.mirrors) mirror.stop();
+    this.accessMirror?.stop();
     this.engineMetrics.stop();
     this.directory.close();
     await this.redis.quit().catch(() => this.redis.disconnect());

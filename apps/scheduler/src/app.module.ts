@@ -5,6 +5,8 @@ import { ObservabilityModule, createLogger } from '@gpufleet/observability';
 import { hostname } from 'os';
 import { CapacityModule } from './capacity/capacity.module';
 import { SchedulingModule } from './scheduling/scheduling.module';
+import { AccessModule } from './access/access.module';
+import { AccessStore } from './access/access-store.service';
 import { SchedulingStore } from './scheduling/scheduling-store.service';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
@@ -22,16 +24,18 @@ export class AppModule {
         ObservabilityModule.forRootAsync({
           service: 'scheduler',
           logger: createLogger({ service: 'scheduler', level: config.LOG_LEVEL }),
-          imports: [CapacityModule, SchedulingModule],
-          inject: [NATS_CONNECTION, CapacityStateService, SchedulingStore],
-          readiness: (nc: NatsConnection, capacity: CapacityStateService, store: SchedulingStore) => [
+          imports: [CapacityModule, SchedulingModule, AccessModule],
+          inject: [NATS_CONNECTION, CapacityStateService, SchedulingStore, AccessStore],
+          readiness: (nc: NatsConnection, capacity: CapacityStateService, store: SchedulingStore, access: AccessStore) => [
             natsReadiness(nc),
             { name: 'capacity', check: () => { if (!capacity.ready) throw new Error('node records not loaded yet'); } },
             { name: 'store', check: () => { if (!store.ready) throw new Error('workloads, ledger and queues not loaded yet'); } },
+            { name: 'access', check: () => { if (!access.directory.ready) throw new Error('users, tokens and role bindings not loaded yet'); } },
           ],
         }),
         CapacityModule,
         SchedulingModule,
+        AccessModule,
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],

@@ -1,33 +1,47 @@
 import { Provider } from '@nestjs/common';
-import { CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
+import { AccessServiceService, CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
 import { LOGGER, type Logger } from '@gpufleet/observability';
-import { requireAdminOnEvery } from '@gpufleet/grpc-kit';
+import { authorizeEvery } from '@gpufleet/grpc-kit';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { CapacityGrpc } from './capacity/capacity.grpc';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
+import { AccessGrpc } from './access/access.grpc';
+import { AccessStore } from './access/access-store.service';
+import { ACCESS_RULES, CAPACITY_RULES, DEPLOYMENT_RULES, INSTANCE_RULES, QUEUE_RULES, SCHEDULING_RULES } from './access/access-rules';
 import { QueuesGrpc } from './scheduling/queues.grpc';
 import { SchedulingGrpc } from './scheduling/scheduling.grpc';
 import { DeploymentsGrpc } from './scheduling/deployments.grpc';
 import { InstancesGrpc } from './scheduling/instances.grpc';
 
-/** The scheduler's gRPC endpoint: CapacityService, SchedulingService, QueueService, health, reflection. */
+/** The scheduler's gRPC endpoint: Capacity, Scheduling, Queue, Deployment, Instance and AccessService, health, reflection. */
 export const schedulerGrpcServer: Provider = {
   provide: GrpcLifecycle,
-  inject: [SCHEDULER_CONFIG, LOGGER, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
-  useFactory: (config: SchedulerConfig, logger: Logger, capacity: CapacityGrpc, scheduling: SchedulingGrpc, queues: QueuesGrpc, deployments: DeploymentsGrpc, instances: InstancesGrpc) => {
-    // With GPUFLEET_ADMIN_TOKEN set, every method and watch needs it (QueueService checks it
-    // itself, with its readiness guard). Per-namespace roles replace this later (issue 12).
-    const token = config.GPUFLEET_ADMIN_TOKEN;
+  inject: [SCHEDULER_CONFIG, LOGGER, AccessStore, AccessGrpc, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
+  useFactory: (
+    config: SchedulerConfig,
+    logger: Logger,
+    store: AccessStore,
+    access: AccessGrpc,
+    capacity: CapacityGrpc,
+    scheduling: SchedulingGrpc,
+    queues: QueuesGrpc,
+    deployments: DeploymentsGrpc,
+    instances: InstancesGrpc,
+  ) => {
+    // With GPUFLEET_ADMIN_TOKEN set, every method and watch authenticates its caller and checks
+    // its role (access/access-rules.ts); without it the stack is open (`up --no-auth`).
+    const d = store.directory;
     return new GrpcLifecycle(
       grpcServerOptions(config, {
         services: [
-          { name: ServiceNames.capacity, definition: CapacityServiceService, implementation: requireAdminOnEvery(capacity.implementation, token) },
-          { name: ServiceNames.scheduling, definition: SchedulingServiceService, implementation: requireAdminOnEvery(scheduling.implementation, token) },
-          { name: ServiceNames.queues, definition: QueueServiceService, implementation: queues.implementation },
-          { name: ServiceNames.deployments, definition: DeploymentServiceService, implementation: requireAdminOnEvery(deployments.implementation, token) },
-          { name: ServiceNames.instances, definition: InstanceServiceService, implementation: requireAdminOnEvery(instances.implementation, token) },
+          { name: ServiceNames.capacity, definition: CapacityServiceService, implementation: authorizeEvery(capacity.implementation, CAPACITY_RULES, d) },
+          { name: ServiceNames.scheduling, definition: SchedulingServiceService, implementation: authorizeEvery(scheduling.implementation, SCHEDULING_RULES, d) },
+          { name: ServiceNames.queues, definition: QueueServiceService, implementation: authorizeEvery(queues.implementation, QUEUE_RULES, d) },
+          { name: ServiceNames.deployments, definition: DeploymentServiceService, implementation: authorizeEvery(deployments.implementation, DEPLOYMENT_RULES, d) },
+          { name: ServiceNames.instances, definition: InstanceServiceService, implementation: authorizeEvery(instances.implementation, INSTANCE_RULES, d) },
+          { name: ServiceNames.access, definition: AccessServiceService, implementation: authorizeEvery(access.implementation, ACCESS_RULES, d) },
         ],
-        protoFiles: ['gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto'],
+        protoFiles: ['gpufleet/v1/access.proto', 'gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto'],
       }),
       logger,
     );

@@ -170,6 +170,12 @@ export const Buckets = {
   apiKeys: (cluster: string) => bucketName(cluster, 'api-keys'),
   /** Leader leases, keyed by role (e.g. "scheduler"). */
   leases: (cluster: string) => bucketName(cluster, 'leases'),
+  /** Users and service accounts (User), keyed by name; written by the scheduler's AccessService. */
+  accessUsers: (cluster: string) => bucketName(cluster, 'access-users'),
+  /** Access tokens (AccessTokenRecord, secret hashed), keyed by token id. */
+  accessTokens: (cluster: string) => bucketName(cluster, 'access-tokens'),
+  /** Role bindings (RoleBinding), keyed "<principal>.<role>.<namespace>". */
+  accessBindings: (cluster: string) => bucketName(cluster, 'access-bindings'),
 } as const;
 
 function bucketName(cluster: string, what: string): string {

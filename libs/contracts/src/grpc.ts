@@ -1,4 +1,5 @@
 import {
+  AccessServiceService,
   CapacityServiceService,
   DeploymentServiceService,
   InstanceServiceService,
@@ -15,6 +16,7 @@ export const ServiceNames = {
   deployments: 'gpufleet.v1.DeploymentService',
   instances: 'gpufleet.v1.InstanceService',
   keys: 'gpufleet.v1.KeyService',
+  access: 'gpufleet.v1.AccessService',
 } as const;
 
 /** Properties read through getters, so nothing is looked up before it is used. */
@@ -32,6 +34,7 @@ export const ServiceDefinitions = lazyProperties({
   deployments: () => DeploymentServiceService,
   instances: () => InstanceServiceService,
   keys: () => KeyServiceService,
+  access: () => AccessServiceService,
 });
 
 /** Directory holding the .proto sources (used for gRPC reflection at run time). */

@@ -5,3 +5,4 @@ export * from './nest/messaging.module';
 export * from './lease';
 export * from './kv-mirror';
 export * from './reconcile-loop';
+export * from './access-mirror';

@@ -204,7 +204,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     /** Where this machine reaches the services (and where pods are advertised). */
     const reach = advertiseHostFor(listenHost);
     const admin = opts.auth === false ? undefined : ensureAdminToken(opts.home);
-    const { GPUFLEET_ADMIN_TOKEN: _ignored, ...inherited } = process.env;
+    const { GPUFLEET_ADMIN_TOKEN: _ignored, GPUFLEET_TOKEN: _userToken, ...inherited } = process.env;
     const common = {
       ...inherited,
       GPUFLEET_CLUSTER: fleet.cluster,
@@ -215,7 +215,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       ...(admin ? { GPUFLEET_ADMIN_TOKEN: admin.token } : {}),
     };
     // `up` itself asks the scheduler for its nodes, with the same token.
-    if (admin) process.env.GPUFLEET_ADMIN_TOKEN = admin.token;
+    if (admin) process.env.GPUFLEET_ADMIN_TOKEN = process.env.GPUFLEET_TOKEN = admin.token;
     if (admin?.created) log(`created the admin token of this stack in ${adminTokenPath(opts.home)} (the CLI uses it; --no-auth runs an open stack)`);
     const scheduler = start(group, {
       name: 'scheduler',

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type Redis from 'ioredis';
 import type { KeyServiceServer } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, requireAdmin, unary } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, unary } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { API_KEY_ID_LENGTH } from '@gpufleet/routing-core';
 import { ROUTER_CONFIG, type RouterConfig } from '../config';
@@ -20,7 +20,7 @@ function checkId(id: string): void {
 /**
  * KeyService: any router replica creates, lists, reads and revokes keys in the api-keys bucket;
  * every replica's registry follows the bucket by watch. GetUsage reads the usage counters every
- * replica writes to Redis. Needs the admin token when GPUFLEET_ADMIN_TOKEN is set.
+ * replica writes to Redis. Every method needs the admin role (KEY_RULES, wired in grpc.server.ts).
  */
 @Injectable()
 export class KeysGrpc {
@@ -35,8 +35,7 @@ export class KeysGrpc {
   }
 
   readonly implementation: KeyServiceServer = {
-    createKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+    createKey: unary(async (request) => {
       const { record, fullKey } = newKeyRecord(request, new Date());
       const id = record.key?.id ?? '';
       const revision = await this.runtime.apiKeys.create(id, record);
@@ -45,24 +44,21 @@ export class KeysGrpc {
       return { key: publicKey(record), fullKey };
     }),
 
-    getKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+    getKey: unary(async (request) => {
       checkId(request.id);
       const found = await this.runtime.apiKeys.get(request.id);
       if (!found) throw notFound('API key', request.id, 'list them with ListKeys');
       return { key: publicKey(found.value) };
     }),
 
-    listKeys: unary(async (request, call) => {
-      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+    listKeys: unary(async (request) => {
       const all = await this.runtime.apiKeys.list();
       const keys = all.map((v) => publicKey(v.value)).filter((k) => request.includeRevoked || !k.revoked);
       keys.sort((a, b) => (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0) || a.id.localeCompare(b.id));
       return { keys };
     }),
 
-    revokeKey: unary(async (request, call) => {
-      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+    revokeKey: unary(async (request) => {
       checkId(request.id);
       const store = this.runtime.apiKeys;
       const written = await store
@@ -81,8 +77,7 @@ export class KeysGrpc {
       return { key: publicKey(written.value) };
     }),
 
-    getUsage: unary(async (request, call) => {
-      requireAdmin(call.metadata, this.config.GPUFLEET_ADMIN_TOKEN);
+    getUsage: unary(async (request) => {
       return { rows: await this.usage.rows(usageQuery(request, this.config.USAGE_RETENTION_DAYS), new Date()) };
     }),
   };

@@ -1,10 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { Metadata, ServerUnaryCall, status as GrpcStatus } from '@grpc/grpc-js';
+import { Injectable } from '@nestjs/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ClusterQueue, Cohort, QueueServiceServer, WorkloadPhase } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, requireAdmin, unary, unavailable } from '@gpufleet/grpc-kit';
+import { GrpcError, invalidArgument, notFound, unary, unavailable } from '@gpufleet/grpc-kit';
 import { describeProblems, isDns1123Label, normalizeClusterQueue, validateClusterQueue, validateLocalQueue } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
-import { SCHEDULER_CONFIG, SchedulerConfig } from '../config';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
@@ -24,13 +23,11 @@ export class QueuesGrpc {
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
     private readonly admission: AdmissionService,
-    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
   ) {}
 
-  /** Admin token check and readiness, for every method. */
+  /** Readiness, for every method (who may call which is in access/access-rules.ts). */
   private guard<Req, Res>(handler: (req: Req) => Promise<Res> | Res) {
-    return unary<Req, Res>((req, call: ServerUnaryCall<Req, Res>) => {
-      requireAdmin(call.metadata ?? new Metadata(), this.config.GPUFLEET_ADMIN_TOKEN);
+    return unary<Req, Res>((req) => {
       if (!this.store.ready) throw unavailable('the scheduler is still loading its state from the store; retry shortly');
       return handler(req);
     });
