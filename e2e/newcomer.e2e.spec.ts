@@ -65,7 +65,7 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
       await expect(callUnary(instances, instances.createInstance, attack)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
       const wrong = new Metadata();
       wrong.set('authorization', 'Bearer not-the-token');
-      await expect(callUnary(instances, instances.createInstance, attack, { metadata: wrong })).rejects.toMatchObject({ code: status.UNAUTHENTICATED, details: 'UNAUTHENTICATED: the admin token presented is not valid' });
+      await expect(callUnary(instances, instances.createInstance, attack, { metadata: wrong })).rejects.toMatchObject({ code: status.UNAUTHENTICATED, details: 'UNAUTHENTICATED: the token presented is neither an access token (gfat_…) nor the admin token (GPUFLEET_ADMIN_TOKEN)' });
       await expect(callUnary(scheduling, scheduling.deleteWorkload, { namespace: 'default', name: 'anything' })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
       const watch = scheduling.watchWorkloads({ namespace: '', initial: true } as never);
       await expect(new Promise((resolve, reject) => { watch.on('data', () => resolve('data')); watch.on('error', reject); })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });

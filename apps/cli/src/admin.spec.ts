@@ -1,20 +1,23 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { adminTokenPath, cliClientOptions, ensureAdminToken, isLoopbackUrl, loadAdminToken } from './admin';
+import { adminTokenPath, cliClientOptions, ensureAdminToken, isLoopbackUrl, loadAdminToken, loadCliToken, removeUserToken, saveUserToken, userTokenPath } from './admin';
 
 describe('the admin token of a local stack', () => {
   let home: string;
-  const saved = process.env.GPUFLEET_ADMIN_TOKEN;
+  const saved = { admin: process.env.GPUFLEET_ADMIN_TOKEN, user: process.env.GPUFLEET_TOKEN };
 
   beforeEach(() => {
     home = mkdtempSync(join(tmpdir(), 'gpufleet-admin-'));
     delete process.env.GPUFLEET_ADMIN_TOKEN;
+    delete process.env.GPUFLEET_TOKEN;
   });
   afterEach(() => {
     rmSync(home, { recursive: true, force: true });
-    if (saved === undefined) delete process.env.GPUFLEET_ADMIN_TOKEN;
-    else process.env.GPUFLEET_ADMIN_TOKEN = saved;
+    for (const [name, value] of [['GPUFLEET_ADMIN_TOKEN', saved.admin], ['GPUFLEET_TOKEN', saved.user]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   });
 
   it('is made once, 256 random bits readable by the owner only, and kept for the next runs', () => {
@@ -38,8 +41,25 @@ describe('the admin token of a local stack', () => {
 
   it('rides on every call of the CLI clients only when there is one', () => {
     expect(cliClientOptions()).not.toHaveProperty('interceptors');
-    process.env.GPUFLEET_ADMIN_TOKEN = 't';
+    process.env.GPUFLEET_TOKEN = 't';
     expect(cliClientOptions().interceptors).toHaveLength(1);
+  });
+
+  it('gives way to GPUFLEET_TOKEN, then to the token of `auth login` (kept 0600), and comes back after logout', () => {
+    ensureAdminToken(home);
+    const admin = loadAdminToken(home);
+    expect(loadCliToken(home)).toBe(admin);
+    saveUserToken(home, 'gfat_user');
+    expect(statSync(userTokenPath(home)).mode & 0o777).toBe(0o600);
+    expect(loadCliToken(home)).toBe('gfat_user');
+    saveUserToken(home, 'gfat_other'); // a second login replaces the first
+    expect(loadCliToken(home)).toBe('gfat_other');
+    process.env.GPUFLEET_TOKEN = 'gfat_env';
+    expect(loadCliToken(home)).toBe('gfat_env');
+    delete process.env.GPUFLEET_TOKEN;
+    expect(removeUserToken(home)).toBe(true);
+    expect(removeUserToken(home)).toBe(false);
+    expect(loadCliToken(home)).toBe(admin);
   });
 
   it('goes to a log URL only when it is on this machine', () => {

@@ -1,0 +1,220 @@
+import { execFileSync } from 'child_process';
+import { mkdtempSync, readFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
+import {
+  AccessServiceClient,
+  AccessTokenRecord,
+  Buckets,
+  CapacityServiceClient,
+  DeploymentServiceClient,
+  InstanceServiceClient,
+  QueueServiceClient,
+  SchedulingServiceClient,
+  GPUInstanceSpec,
+  WorkloadSpec,
+} from '@gpufleet/contracts';
+import { callUnary, channelCredentials, clientOptions, iterateStream } from '@gpufleet/grpc-kit';
+import { KvStore, connectNats } from '@gpufleet/messaging';
+import { RunningServer, startNats } from '@gpufleet/testing';
+import { gpufleet } from './support/cli';
+import { ServiceStack } from './support/services';
+
+const ADMIN = 'e2e-bootstrap-admin-token-0123456789';
+
+function bearer(token: string | undefined): Metadata {
+  const md = new Metadata();
+  if (token) md.set('authorization', `Bearer ${token}`);
+  return md;
+}
+
+async function refusal(p: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as ServiceError;
+  }
+  throw new Error('expected the call to be refused');
+}
+
+/** The first message of a watch, or the status that ended it. */
+async function firstOfWatch(stream: AsyncIterable<unknown>): Promise<ServiceError | 'message'> {
+  try {
+    for await (const _ of stream) return 'message';
+  } catch (err) {
+    return err as ServiceError;
+  }
+  return 'message';
+}
+
+/**
+ * The attacks issue 12 lists, replayed against real processes (a scheduler with
+ * GPUFLEET_ADMIN_TOKEN on a real nats-server, one simulated agent) through the gRPC API and the
+ * CLI: each one must be refused with the status and sentence a user can act on.
+ */
+describe('access control on every API (real scheduler, real NATS)', () => {
+  let nats: RunningServer;
+  let stack: ServiceStack;
+  let address: string;
+  const clients: Client[] = [];
+  let home: string;
+  let sshKey: string;
+  const token: Record<string, string> = {};
+
+  const client = <C extends Client>(Ctor: new (a: string, c: ReturnType<typeof channelCredentials>, o: object) => C): C => {
+    const c = new Ctor(address, channelCredentials(), clientOptions());
+    clients.push(c);
+    return c;
+  };
+  const cli = (args: string[], as?: string) => gpufleet([...args, '--scheduler', address], { GPUFLEET_HOME: home, GPUFLEET_ADMIN_TOKEN: '', GPUFLEET_TOKEN: as ?? '' });
+
+  const instance = (namespace: string, name: string): GPUInstanceSpec =>
+    GPUInstanceSpec.fromPartial({ name, namespace, instanceType: 'h100-80gb-hbm3-x86-64.1x', command: 'id > /tmp/pwned', sshPublicKeys: [readFileSync(sshKey, 'utf8').trim()] });
+  const workload = (namespace: string, name: string, labels: Record<string, string> = {}) => WorkloadSpec.fromPartial({ name, namespace, localQueue: 'default', labels });
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'gpufleet-security-'));
+    sshKey = join(home, 'key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', sshKey]);
+    sshKey += '.pub';
+    nats = await startNats();
+    stack = new ServiceStack(nats.url);
+    address = (await stack.scheduler({ GPUFLEET_ADMIN_TOKEN: ADMIN })).address;
+    await stack.agent('h100-0', { GPUFLEET_ADMIN_TOKEN: ADMIN });
+    token.admin = ADMIN;
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await stack?.stop();
+    await nats?.dispose();
+  });
+
+  it('refuses unauthenticated submit, deploy, instance, delete and watch calls with UNAUTHENTICATED', async () => {
+    const scheduling = client(SchedulingServiceClient);
+    const deployments = client(DeploymentServiceClient);
+    const instances = client(InstanceServiceClient);
+    const attempts: Array<Promise<unknown>> = [
+      callUnary(scheduling, scheduling.submitWorkload, { spec: workload('default', 'w') }),
+      callUnary(scheduling, scheduling.deleteWorkload, { namespace: 'default', name: 'w' }),
+      callUnary(deployments, deployments.createDeployment, { spec: undefined }),
+      callUnary(instances, instances.createInstance, { spec: instance('default', 'pwn') }),
+      callUnary(instances, instances.deleteInstance, { namespace: 'default', name: 'pwn' }),
+    ];
+    for (const attempt of attempts) {
+      const err = await refusal(attempt);
+      expect(err.code).toBe(status.UNAUTHENTICATED);
+      expect(err.details).toContain('authorization: Bearer <token>');
+    }
+    const watch = await firstOfWatch(iterateStream(scheduling.watchWorkloads({ namespace: '' } as never)));
+    expect(watch).not.toBe('message');
+    expect((watch as ServiceError).code).toBe(status.UNAUTHENTICATED);
+    const wrong = await refusal(callUnary(instances, instances.listInstances, { namespace: 'default', pageSize: 0, pageToken: '' }, { metadata: bearer('guess') }));
+    expect(wrong.details).toContain('neither an access token (gfat_…) nor the admin token');
+  });
+
+  it('lets the admin create users, roles and tokens with the CLI; tokens are stored only hashed', async () => {
+    const admin = (args: string[]) => gpufleet([...args, '--scheduler', address], { GPUFLEET_HOME: home, GPUFLEET_ADMIN_TOKEN: ADMIN, GPUFLEET_TOKEN: '' });
+    for (const [name, role, ns] of [
+      ['alice', 'edit', 'team-a'],
+      ['bob', 'view', 'team-a'],
+    ]) {
+      expect((await admin(['users', 'create', name])).code).toBe(0);
+      const bound = await admin(['users', 'bind', name, '--role', role, '--namespace', ns]);
+      expect(bound.stdout).toContain(`${name} has ${role} in ${ns}`);
+      const created = await admin(['users', 'token', 'create', name, '--expires', '1d']);
+      expect(created.code).toBe(0);
+      token[name] = created.stdout.split('\n').find((l) => l.startsWith('gfat_'))!;
+      expect(token[name]).toMatch(/^gfat_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$/);
+    }
+    const listed = await admin(['users', 'list']);
+    expect(listed.stdout).toMatch(/alice\s+User\s+edit in team-a/);
+    expect(listed.stdout).toMatch(/bob\s+User\s+view in team-a/);
+
+    const nc = await connectNats({ servers: [nats.url], name: 'security-e2e' });
+    try {
+      const tokens = await KvStore.open(nc.jetstream(), Buckets.accessTokens('dev'), AccessTokenRecord);
+      const stored = await tokens.list();
+      expect(stored).toHaveLength(2);
+      const raw = JSON.stringify(stored);
+      for (const t of [token.alice, token.bob]) expect(raw).not.toContain(t.slice(18));
+      expect(stored.every((s) => s.value.secretHash.startsWith('hmac-sha256$'))).toBe(true);
+    } finally {
+      await nc.close();
+    }
+
+    // A plain user cannot manage users.
+    const denied = await cli(['users', 'create', 'mallory'], token.alice);
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain('CreateUser needs the admin role');
+  });
+
+  it('an edit user of team-a works in team-a only; a view user reads but cannot write', async () => {
+    const instances = client(InstanceServiceClient);
+    const created = await callUnary(instances, instances.createInstance, { spec: instance('team-a', 'dev') }, { metadata: bearer(token.alice) });
+    expect(created.instance?.spec?.name).toBe('dev');
+
+    const otherNs = await refusal(callUnary(instances, instances.createInstance, { spec: instance('team-b', 'dev') }, { metadata: bearer(token.alice) }));
+    expect(otherNs.code).toBe(status.PERMISSION_DENIED);
+    expect(otherNs.details).toBe(
+      'PERMISSION_DENIED: CreateInstance needs edit in namespace team-b (or admin); alice has edit in team-a; grant it with `gpufleet users bind alice --role edit --namespace team-b`',
+    );
+    const everywhere = await refusal(callUnary(instances, instances.listInstances, { namespace: '', pageSize: 0, pageToken: '' }, { metadata: bearer(token.alice) }));
+    expect(everywhere.details).toContain('ListInstances across every namespace needs view in every namespace');
+
+    const seen = await callUnary(instances, instances.getInstance, { namespace: 'team-a', name: 'dev' }, { metadata: bearer(token.bob) });
+    expect(seen.instance?.spec?.name).toBe('dev');
+    const write = await refusal(callUnary(instances, instances.deleteInstance, { namespace: 'team-a', name: 'dev' }, { metadata: bearer(token.bob) }));
+    expect(write.code).toBe(status.PERMISSION_DENIED);
+    expect(write.details).toContain('DeleteInstance needs edit in namespace team-a (or admin); bob has view in team-a');
+
+    const deployments = client(DeploymentServiceClient);
+    const watch = await firstOfWatch(iterateStream(deployments.watchDeployments({ namespace: 'team-b' } as never, bearer(token.bob))));
+    expect((watch as ServiceError).code).toBe(status.PERMISSION_DENIED);
+
+    // Capacity is readable by anyone with a role; ClusterQueues are written by admins only.
+    const capacity = client(CapacityServiceClient);
+    const nodes = await callUnary(capacity, capacity.listNodes, { pool: '', labelSelector: {}, pageSize: 0, pageToken: '' }, { metadata: bearer(token.bob) });
+    expect(nodes.nodes.map((n) => n.name)).toContain('h100-0');
+    const queues = client(QueueServiceClient);
+    const cq = await refusal(callUnary(queues, queues.deleteClusterQueue, { name: 'anything' }, { metadata: bearer(token.alice) }));
+    expect(cq.details).toContain('DeleteClusterQueue needs the admin role');
+  });
+
+  it('ignores a forged replica label: a caller cannot pass its workload off as a deployment replica', async () => {
+    const scheduling = client(SchedulingServiceClient);
+    const forged = await refusal(
+      callUnary(
+        scheduling,
+        scheduling.submitWorkload,
+        { spec: workload('team-a', 'fake-replica', { 'gpufleet.io/deployment': 'team-a.llama' }) },
+        { metadata: bearer(token.alice) },
+      ),
+    );
+    expect(forged.code).toBe(status.INVALID_ARGUMENT);
+    expect(forged.details).toContain('gpufleet.io/');
+  });
+
+  it('auth login keeps a token for later commands; whoami names the principal; a revoked token is refused at once', async () => {
+    const login = await gpufleet(['auth', 'login', '--token', token.alice, '--scheduler', address], { GPUFLEET_HOME: home, GPUFLEET_ADMIN_TOKEN: '', GPUFLEET_TOKEN: '' });
+    expect(login.stdout).toContain('logged in as alice (edit in team-a)');
+    const me = await gpufleet(['auth', 'whoami', '--scheduler', address], { GPUFLEET_HOME: home, GPUFLEET_ADMIN_TOKEN: '', GPUFLEET_TOKEN: '' });
+    expect(me.stdout).toMatch(/^alice \(User, token [a-z2-7]{12}\): edit in team-a/);
+
+    const access = client(AccessServiceClient);
+    const id = token.alice.slice(5, 17);
+    await callUnary(access, access.revokeToken, { id }, { metadata: bearer(ADMIN) });
+    const after = await refusal(callUnary(access, access.whoAmI, {}, { metadata: bearer(token.alice) }));
+    expect(after.code).toBe(status.UNAUTHENTICATED);
+    expect(after.details).toContain(`access token ${id} has been revoked`);
+    const bad = await gpufleet(['auth', 'login', '--token', token.alice, '--scheduler', address], { GPUFLEET_HOME: join(home, 'other'), GPUFLEET_ADMIN_TOKEN: '', GPUFLEET_TOKEN: '' });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('has been revoked');
+
+    const deleted = await callUnary(access, access.deleteUser, { name: 'bob' }, { metadata: bearer(ADMIN) });
+    expect(deleted).toEqual({ tokensDeleted: 1, bindingsDeleted: 1 });
+    const gone = await refusal(callUnary(access, access.whoAmI, {}, { metadata: bearer(token.bob) }));
+    expect(gone.code).toBe(status.UNAUTHENTICATED);
+  });
+});
