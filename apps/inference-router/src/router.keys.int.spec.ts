@@ -3,7 +3,9 @@
 // read back with GetUsage.
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import Redis from 'ioredis';
-import { RedisKeys } from '@gpufleet/contracts';
+import { ACCESS_TOKENS, bindingKey, hashSecret } from '@gpufleet/access-core';
+import { AccessTokenRecord, Buckets, PrincipalKind, RedisKeys, Role, RoleBinding, User } from '@gpufleet/contracts';
+import { KvStore } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { waitFor } from '@gpufleet/testing';
 import { bearer, chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
@@ -50,6 +52,29 @@ describe('KeyService', () => {
     const err = await grpcError(h.createKey(a, { allModels: true }));
     expect(err.code).toBe(status.UNAUTHENTICATED);
     expect(err.details).toContain('GPUFLEET_ADMIN_TOKEN');
+  });
+
+  it('takes access tokens of principals with the admin role and refuses the others with the role they miss', async () => {
+    // What the scheduler's AccessService writes, written here directly: the router only reads the buckets.
+    const js = h.nc.jetstream();
+    const users = await KvStore.open(js, Buckets.accessUsers(h.cluster), User);
+    const tokens = await KvStore.open(js, Buckets.accessTokens(h.cluster), AccessTokenRecord);
+    const bindings = await KvStore.open(js, Buckets.accessBindings(h.cluster), RoleBinding);
+    const tokenOf = async (name: string, role: Role, namespace: string): Promise<string> => {
+      await users.put(name, { name, kind: PrincipalKind.PRINCIPAL_KIND_SERVICE_ACCOUNT, description: '', createdAt: new Date() });
+      const binding = { principal: name, role, namespace, createdAt: new Date() };
+      await bindings.put(bindingKey(binding), binding);
+      const t = ACCESS_TOKENS.generate();
+      await tokens.put(t.id, { token: { id: t.id, principal: name, description: '', createdAt: new Date(), expiresAt: undefined, revoked: false, revokedAt: undefined }, secretHash: hashSecret(t.secret) });
+      return t.key;
+    };
+    const ops = await tokenOf('ops', Role.ROLE_ADMIN, '');
+    const team = await tokenOf('team-a-ci', Role.ROLE_EDIT, 'team-a');
+    await waitFor('access tokens on router a', () => (a.runtime.access.token(ACCESS_TOKENS.parse(team).id) ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });
+    expect((await h.createKey(a, { allModels: true }, ops)).fullKey).toMatch(/^gpufleet_/);
+    const denied = await grpcError(h.createKey(a, { allModels: true }, team));
+    expect(denied.code).toBe(status.PERMISSION_DENIED);
+    expect(denied.details).toBe('PERMISSION_DENIED: CreateKey needs the admin role (it acts on cluster-scoped objects); team-a-ci has edit in team-a');
   });
 
   it('creates a key shown once, stores only its hash, gets, lists and revokes it', async () => {
