@@ -12,6 +12,8 @@ export const OwnerLabels = {
   role: 'gpufleet.io/role',
   ordinal: 'gpufleet.io/ordinal',
   instance: 'gpufleet.io/instance',
+  /** The uid of the owning record (ModelDeployment.uid, GPUInstance.uid), written by the scheduler. */
+  ownerUid: 'gpufleet.io/owner-uid',
 } as const;
 
 /** A namespaced record: a workload, LocalQueue, ModelDeployment or GPUInstance. */

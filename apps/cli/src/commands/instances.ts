@@ -54,7 +54,7 @@ export async function runCreateInstance(
   const clients = connectClients(scheduler, spec.namespace);
   try {
     const { instance } = await callUnary(clients.instances, clients.instances.createInstance, { spec });
-    const created = instance ?? { spec, status: undefined, generation: 0, createdAt: undefined, deletionRequestedAt: undefined };
+    const created = instance ?? GPUInstance.fromPartial({ spec });
     out(
       `instance/${spec.namespace}/${spec.name} created: ${instanceRequest(created)}, ${spec.sshPublicKeys.length} SSH key(s), ` +
         `queue ${spec.localQueue}${phaseSuffix(instancePhaseName(instance?.status?.phase))}`,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DeploymentPhase, Events, ModelDeployment, ModelDeploymentStatus, type Workload } from '@gpufleet/contracts';
-import { planDeployment, randomSuffix, replicaWorkloadSpec, rolePool, roleResources } from '@gpufleet/deployments-core';
+import { planDeployment, randomSuffix, replicaWorkloadSpec, rolePool, roleResources, withOwnerUid } from '@gpufleet/deployments-core';
 import { workloadKey } from '../scheduling/workload-keys';
 import { OwnerController, OwnerControllerKit, sameJson, type PlanInputs } from './owner-controller';
 
@@ -15,6 +15,10 @@ export class DeploymentController extends OwnerController<ModelDeployment> {
     super(kit, 'deployment', () => kit.store.deployments);
   }
 
+  protected uidOf(deployment: ModelDeployment): string {
+    return deployment.uid;
+  }
+
   protected async reconcile(key: string, deployment: ModelDeployment, revision: number, owned: Workload[], inputs: PlanInputs): Promise<void> {
     const spec = deployment.spec!;
     const ns = spec.namespace;
@@ -27,7 +31,7 @@ export class DeploymentController extends OwnerController<ModelDeployment> {
         this.owned.noteFailure(key, `role ${c.role}: its InstanceType ${role?.instanceType ?? ''} no longer exists`, inputs.now);
         continue;
       }
-      await this.owned.create(key, replicaWorkloadSpec(spec, role, c.ordinal, resources, randomSuffix(), rolePool(role, this.kit.ctx)), inputs.now);
+      await this.owned.create(key, withOwnerUid(replicaWorkloadSpec(spec, role, c.ordinal, resources, randomSuffix(), rolePool(role, this.kit.ctx)), deployment.uid), inputs.now);
     }
     const failure = this.owned.failureOf(key);
     if (failure) for (const r of plan.status.replicas) if (r.workload === '' && r.state === 'Pending') r.message = `cannot be created: ${failure}`;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Events, GPUInstance, GPUInstanceStatus, InstancePhase, type Workload } from '@gpufleet/contracts';
-import { instancePool, instanceResources, instanceWorkloadSpec, planInstance, randomSuffix } from '@gpufleet/deployments-core';
+import { instancePool, instanceResources, instanceWorkloadSpec, planInstance, randomSuffix, withOwnerUid } from '@gpufleet/deployments-core';
 import { workloadKey } from '../scheduling/workload-keys';
 import { OwnerController, OwnerControllerKit, sameJson, type PlanInputs } from './owner-controller';
 
@@ -16,6 +16,10 @@ export class InstanceController extends OwnerController<GPUInstance> {
     super(kit, 'instance', () => kit.store.instances);
   }
 
+  protected uidOf(instance: GPUInstance): string {
+    return instance.uid;
+  }
+
   protected async reconcile(key: string, instance: GPUInstance, revision: number, owned: Workload[], inputs: PlanInputs): Promise<void> {
     const spec = instance.spec!;
     const ns = spec.namespace;
@@ -24,7 +28,7 @@ export class InstanceController extends OwnerController<GPUInstance> {
     if (plan.create) {
       const resources = instanceResources(spec, this.kit.ctx);
       if (!resources) this.owned.noteFailure(key, `its InstanceType ${spec.instanceType} no longer exists`, inputs.now);
-      else await this.owned.create(key, instanceWorkloadSpec(spec, resources, randomSuffix(), instancePool(spec, this.kit.ctx)), inputs.now);
+      else await this.owned.create(key, withOwnerUid(instanceWorkloadSpec(spec, resources, randomSuffix(), instancePool(spec, this.kit.ctx)), instance.uid), inputs.now);
     }
     const failure = this.owned.failureOf(key);
     if (failure && plan.status.phase === InstancePhase.INSTANCE_PHASE_PENDING && plan.create) plan.status.message = `cannot be created: ${failure}`;

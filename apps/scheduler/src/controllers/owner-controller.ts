@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { NodePhase, type PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
-import type { NodeView, OwnerKind } from '@gpufleet/deployments-core';
+import { ownedBy, type NodeView, type OwnerKind } from '@gpufleet/deployments-core';
 import { EventBus, KvMirror, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { CapacityStateService } from '../capacity/capacity-state.service';
@@ -60,6 +60,9 @@ export abstract class OwnerController<T> {
     this.loop = new ReconcileLoop({ name: `${kind}s`, logger: this.logger, registry: kit.registry, resyncMs: RESYNC_MS, pass: (run) => this.pass(run) });
   }
 
+  /** The record's uid: only workloads labelled with it are its own. */
+  protected abstract uidOf(record: T): string;
+
   /** One record: plan it and carry the plan out. */
   protected abstract reconcile(key: string, record: T, revision: number, owned: Workload[], inputs: PlanInputs): Promise<void>;
 
@@ -101,14 +104,19 @@ export abstract class OwnerController<T> {
       [...this.records().entries],
       ([key]) => `${this.kind} ${key}`,
       async ([key, { value, revision }]) => {
-        const owned = byOwner.get(key) ?? [];
-        byOwner.delete(key);
+        const labelled = byOwner.get(key) ?? [];
+        // Workloads that name this record but not its uid belong to an earlier record of the same
+        // name (deleted and created again): they stay in byOwner and go with the orphans below.
+        const uid = this.uidOf(value);
+        const owned = labelled.filter((w) => ownedBy(w.spec!, uid));
+        if (owned.length === labelled.length) byOwner.delete(key);
+        else byOwner.set(key, labelled.filter((w) => !ownedBy(w.spec!, uid)));
         await this.reconcile(key, value, revision, owned, inputs);
       },
     );
     if (run.stopped) return;
-    // Workloads whose record is gone (removed by hand, or deleted while a pass was creating):
-    // nothing will ever own them again.
+    // Workloads whose record is gone (removed by hand, or deleted while a pass was creating) or
+    // was created again under the same name: nothing will ever own them again.
     const orphans = [...byOwner].flatMap(([owner, list]) => list.map((w) => ({ owner, w })));
     await run.each(
       orphans,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
@@ -57,7 +58,7 @@ export class DeploymentsGrpc {
       const spec = await this.validated(req.spec);
       const desiredReplicas = spec.roles.reduce((n, r) => n + r.replicas, 0);
       const status = ModelDeploymentStatus.fromPartial({ phase: DeploymentPhase.DEPLOYMENT_PHASE_STARTING, desiredReplicas });
-      const deployment: ModelDeployment = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      const deployment: ModelDeployment = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined, uid: randomUUID() };
       try {
         await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), deployment);
       } catch (err) {

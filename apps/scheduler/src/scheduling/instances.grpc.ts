@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { GPUInstance, GPUInstanceSpec, GPUInstanceStatus, InstancePhase, InstanceServiceServer } from '@gpufleet/contracts';
@@ -47,7 +48,7 @@ export class InstancesGrpc {
       this.ctx.requireReady();
       const spec = await this.validated(req.spec);
       const status = GPUInstanceStatus.fromPartial({ phase: spec.stop ? InstancePhase.INSTANCE_PHASE_STOPPED : InstancePhase.INSTANCE_PHASE_PENDING, message: spec.stop ? 'created stopped' : 'being created' });
-      const instance: GPUInstance = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined };
+      const instance: GPUInstance = { spec, status, generation: 1, createdAt: new Date(), deletionRequestedAt: undefined, uid: randomUUID() };
       try {
         await this.store.store.create(storeKey(workloadKey(spec.namespace, spec.name)), instance);
       } catch (err) {

@@ -206,7 +206,15 @@ export interface ModelDeployment {
     | Date
     | undefined;
   /** Set by DeleteDeployment; the record goes away once every replica is stopped. */
-  deletionRequestedAt: Date | undefined;
+  deletionRequestedAt:
+    | Date
+    | undefined;
+  /**
+   * Random, set by the scheduler at creation: the replica workloads carry it in the label
+   * gpufleet.io/owner-uid, so a deployment deleted and created again under the same name never
+   * adopts the old one's workloads, and no caller's label can make a workload its replica.
+   */
+  uid: string;
 }
 
 export interface CreateDeploymentRequest {
@@ -1563,7 +1571,14 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
 };
 
 function createBaseModelDeployment(): ModelDeployment {
-  return { spec: undefined, status: undefined, generation: 0, createdAt: undefined, deletionRequestedAt: undefined };
+  return {
+    spec: undefined,
+    status: undefined,
+    generation: 0,
+    createdAt: undefined,
+    deletionRequestedAt: undefined,
+    uid: "",
+  };
 }
 
 export const ModelDeployment: MessageFns<ModelDeployment> = {
@@ -1582,6 +1597,9 @@ export const ModelDeployment: MessageFns<ModelDeployment> = {
     }
     if (message.deletionRequestedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.deletionRequestedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.uid !== "") {
+      writer.uint32(50).string(message.uid);
     }
     return writer;
   },
@@ -1639,6 +1657,14 @@ export const ModelDeployment: MessageFns<ModelDeployment> = {
             message.deletionRequestedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.uid = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1666,6 +1692,7 @@ export const ModelDeployment: MessageFns<ModelDeployment> = {
         : isSet(object.deletion_requested_at)
         ? fromJsonTimestamp(object.deletion_requested_at)
         : undefined,
+      uid: isSet(object.uid) ? globalThis.String(object.uid) : "",
     };
   },
 
@@ -1686,6 +1713,9 @@ export const ModelDeployment: MessageFns<ModelDeployment> = {
     if (message.deletionRequestedAt !== undefined) {
       obj.deletionRequestedAt = message.deletionRequestedAt.toISOString();
     }
+    if (message.uid !== "") {
+      obj.uid = message.uid;
+    }
     return obj;
   },
 
@@ -1703,6 +1733,7 @@ export const ModelDeployment: MessageFns<ModelDeployment> = {
     message.generation = object.generation ?? 0;
     message.createdAt = object.createdAt ?? undefined;
     message.deletionRequestedAt = object.deletionRequestedAt ?? undefined;
+    message.uid = object.uid ?? "";
     return message;
   },
 };

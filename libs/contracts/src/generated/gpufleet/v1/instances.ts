@@ -171,7 +171,11 @@ export interface GPUInstance {
   status: GPUInstanceStatus | undefined;
   generation: number;
   createdAt: Date | undefined;
-  deletionRequestedAt: Date | undefined;
+  deletionRequestedAt:
+    | Date
+    | undefined;
+  /** Random, set by the scheduler at creation; its workload carries it in gpufleet.io/owner-uid. */
+  uid: string;
 }
 
 export interface CreateInstanceRequest {
@@ -1132,7 +1136,14 @@ export const GPUInstanceStatus_DevicesEnvEntry: MessageFns<GPUInstanceStatus_Dev
 };
 
 function createBaseGPUInstance(): GPUInstance {
-  return { spec: undefined, status: undefined, generation: 0, createdAt: undefined, deletionRequestedAt: undefined };
+  return {
+    spec: undefined,
+    status: undefined,
+    generation: 0,
+    createdAt: undefined,
+    deletionRequestedAt: undefined,
+    uid: "",
+  };
 }
 
 export const GPUInstance: MessageFns<GPUInstance> = {
@@ -1151,6 +1162,9 @@ export const GPUInstance: MessageFns<GPUInstance> = {
     }
     if (message.deletionRequestedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.deletionRequestedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.uid !== "") {
+      writer.uint32(50).string(message.uid);
     }
     return writer;
   },
@@ -1208,6 +1222,14 @@ export const GPUInstance: MessageFns<GPUInstance> = {
             message.deletionRequestedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.uid = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1235,6 +1257,7 @@ export const GPUInstance: MessageFns<GPUInstance> = {
         : isSet(object.deletion_requested_at)
         ? fromJsonTimestamp(object.deletion_requested_at)
         : undefined,
+      uid: isSet(object.uid) ? globalThis.String(object.uid) : "",
     };
   },
 
@@ -1255,6 +1278,9 @@ export const GPUInstance: MessageFns<GPUInstance> = {
     if (message.deletionRequestedAt !== undefined) {
       obj.deletionRequestedAt = message.deletionRequestedAt.toISOString();
     }
+    if (message.uid !== "") {
+      obj.uid = message.uid;
+    }
     return obj;
   },
 
@@ -1272,6 +1298,7 @@ export const GPUInstance: MessageFns<GPUInstance> = {
     message.generation = object.generation ?? 0;
     message.createdAt = object.createdAt ?? undefined;
     message.deletionRequestedAt = object.deletionRequestedAt ?? undefined;
+    message.uid = object.uid ?? "";
     return message;
   },
 };
