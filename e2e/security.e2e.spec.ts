@@ -1,4 +1,5 @@
 import { execFileSync } from 'child_process';
+import { connect } from 'net';
 import { mkdtempSync, readFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -10,6 +11,7 @@ import {
   CapacityServiceClient,
   DeploymentServiceClient,
   InstanceServiceClient,
+  ModelDeployment,
   QueueServiceClient,
   SchedulingServiceClient,
   GPUInstanceSpec,
@@ -17,7 +19,7 @@ import {
 } from '@gpufleet/contracts';
 import { callUnary, channelCredentials, clientOptions, iterateStream } from '@gpufleet/grpc-kit';
 import { KvStore, connectNats } from '@gpufleet/messaging';
-import { RunningServer, startNats } from '@gpufleet/testing';
+import { RunningServer, startHostileEngine, startNats, startRedis, type HostileEngine } from '@gpufleet/testing';
 import { gpufleet } from './support/cli';
 import { ServiceStack } from './support/services';
 
@@ -216,5 +218,90 @@ describe('access control on every API (real scheduler, real NATS)', () => {
     expect(deleted).toEqual({ tokensDeleted: 1, bindingsDeleted: 1 });
     const gone = await refusal(callUnary(access, access.whoAmI, {}, { metadata: bearer(token.bob) }));
     expect(gone.code).toBe(status.UNAUTHENTICATED);
+  });
+});
+
+/** What the scheduler would write for a deployment whose one replica is Ready at `endpoint`. */
+function servingDeployment(name: string, model: string, endpoint: string): ModelDeployment {
+  return ModelDeployment.fromPartial({
+    spec: { name, namespace: 'default', model, servedModelName: model, roles: [{ role: 'server', replicas: 1, size: 1 }] },
+    status: {
+      readyReplicas: 1,
+      desiredReplicas: 1,
+      endpoints: [endpoint],
+      replicas: [{ role: 'server', ordinal: 0, workload: `${name}-0`, state: 'Ready', node: 'node-0', endpoint, updated: true }],
+    },
+    generation: 1,
+    uid: name,
+  });
+}
+
+async function chatOf(base: string, model: string, stream = false): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/**
+ * A real inference-router process between clients and engines it must not trust: a tenant's
+ * engine that streams one endless SSE event, and a client that sends its body a byte at a time.
+ * The deployments are written to the bucket as the scheduler would write them.
+ */
+describe('the router against hostile peers (real router process)', () => {
+  let nats: RunningServer;
+  let redis: RunningServer;
+  let stack: ServiceStack;
+  let hostile: HostileEngine;
+  let router: { base: string; ops: string };
+
+  beforeAll(async () => {
+    [nats, redis] = await Promise.all([startNats(), startRedis()]);
+    stack = new ServiceStack(nats.url, 'sec');
+    hostile = await startHostileEngine('hostile-model');
+    const good = await stack.engineSim('good-model');
+    const nc = await connectNats({ servers: [nats.url], name: 'security-e2e-scheduler' });
+    try {
+      const deployments = await KvStore.open(nc.jetstream(), Buckets.deployments('sec'), ModelDeployment);
+      await deployments.put('default.hostile', servingDeployment('hostile', 'hostile-model', hostile.endpoint));
+      await deployments.put('default.good', servingDeployment('good', 'good-model', good.endpoint));
+    } finally {
+      await nc.close();
+    }
+    router = await stack.router(redis.url, { MAX_SSE_EVENT_KIB: '256', BODY_TIMEOUT_S: '1', HEADERS_TIMEOUT_S: '1', AUTH_REQUIRED: 'false' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await hostile?.close();
+    await stack?.stop();
+    await Promise.all([nats?.dispose(), redis?.dispose()]);
+  });
+
+  it('cuts an endless SSE event at MAX_SSE_EVENT_KIB while other requests keep being served', async () => {
+    const cut = chatOf(router.base, 'hostile-model', true);
+    for (let i = 0; i < 3; i++) expect((await chatOf(router.base, 'good-model')).status).toBe(200);
+    const res = await cut;
+    expect(res.text).toContain('more than 256 KiB (MAX_SSE_EVENT_KIB); the stream was cut');
+    expect(res.text.length).toBeLessThan(300 * 1024);
+    const metrics = await (await fetch(`${router.ops}/metrics`)).text();
+    expect(metrics).toMatch(/gpufleet_router_limit_refusals_total\{limit="max_sse_event"[^}]*\} 1/);
+  });
+
+  it('drops a client that sends its body a byte at a time at BODY_TIMEOUT_S with 408', async () => {
+    const { port } = new URL(router.base);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
+    const drip = setInterval(() => socket.write(' '), 300);
+    const started = Date.now();
+    await closed;
+    clearInterval(drip);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect((await chatOf(router.base, 'good-model')).status).toBe(200);
   });
 });

@@ -52,6 +52,30 @@ export class ServiceStack {
     return { proc, http: `http://127.0.0.1:${http}` };
   }
 
+  /** An inference-router process on free ports; `ops` serves /readyz and /metrics. */
+  async router(redisUrl: string, env: Record<string, string> = {}): Promise<{ proc: ManagedProcess; base: string; ops: string; grpc: string }> {
+    const [http, ops, grpc] = [await freePort(), await freePort(), await freePort()];
+    const proc = await this.start('router', 'inference-router', { REDIS_URL: redisUrl, HTTP_PORT: String(http), OPS_PORT: String(ops), GRPC_PORT: String(grpc), ...env });
+    await waitReady(proc, `http://127.0.0.1:${ops}`);
+    return { proc, base: `http://127.0.0.1:${http}`, ops: `http://127.0.0.1:${ops}`, grpc: `127.0.0.1:${grpc}` };
+  }
+
+  /** An engine-sim process serving `model` without delays. */
+  async engineSim(model: string): Promise<{ proc: ManagedProcess; endpoint: string }> {
+    const port = await freePort();
+    const proc = await this.group.start({
+      name: `engine-sim/${model}`,
+      command: process.execPath,
+      args: [...(await freshServiceArgs('engine-sim', REPO_ROOT)), '--model', model, '--port', String(port), '--host', '127.0.0.1', '--prefill-us-per-token', '0', '--itl-ms', '0'],
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: '' },
+      logFile: join(this.logs, `engine-sim-${model.replace(/\W/g, '-')}.log`),
+    });
+    const endpoint = `http://127.0.0.1:${port}`;
+    await waitReady(proc, endpoint);
+    return { proc, endpoint };
+  }
+
   stop(): Promise<void> {
     return this.group.stopAll(10_000);
   }

@@ -1,58 +1,28 @@
 // The router's bounds against hostile peers, all real: an engine (a plain HTTP server here)
 // that streams one SSE event that never ends, a client that sends its body a byte at a time,
 // and more requests than MAX_IN_FLIGHT. Each is cut at its limit while other requests are served.
-import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { startHostileEngine, type HostileEngine } from '@gpufleet/testing';
 import { chat, post, RouterHarness, type EngineSim, type TestRouter } from './__fixtures__/router-harness';
 
 let h: RouterHarness;
 let router: TestRouter;
 let good: EngineSim;
-let hostile: Server;
-let hostileEndpoint: string;
-/** Requests the hostile engine holds open until the test lets them go. */
-const held: Array<() => void> = [];
+let hostile: HostileEngine;
 
 beforeAll(async () => {
   h = await RouterHarness.start();
   good = await h.engine([], 'good-model');
-  // An OpenAI-looking engine: /v1/models and /health answer; a streamed chat gets one event
-  // that never ends (64 KiB chunks of the same token, no blank line); "hold" requests hang.
-  hostile = createServer((req, res) => {
-    if (req.url === '/health' || req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'hostile', object: 'model' }] }));
-      return;
-    }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (body.includes('"hold"')) {
-        held.push(() => res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })));
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: {"choices":[{"index":0,"delta":{"content":"');
-      const chunk = 'a'.repeat(64 * 1024);
-      const timer = setInterval(() => res.write(chunk), 1);
-      res.on('close', () => clearInterval(timer));
-    });
-  });
-  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-  hostileEndpoint = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+  hostile = await startHostileEngine('hostile-model');
   await h.putDeployment('good', 'good-model', [good.endpoint]);
-  await h.putDeployment('hostile', 'hostile-model', [hostileEndpoint]);
+  await h.putDeployment('hostile', 'hostile-model', [hostile.endpoint]);
   router = await h.router({ MAX_SSE_EVENT_KIB: '256', BODY_TIMEOUT_S: '1', HEADERS_TIMEOUT_S: '1', MAX_IN_FLIGHT: '3', AUTH_REQUIRED: 'false' });
   await h.untilReplicas(router, 'good-model', 1);
   await h.untilReplicas(router, 'hostile-model', 1);
 });
 
 afterAll(async () => {
-  for (const release of held.splice(0)) release();
-  await new Promise((resolve) => hostile?.close(resolve));
-  hostile?.closeAllConnections();
+  await hostile?.close();
   await h?.stop();
 });
 
@@ -91,12 +61,12 @@ it('drops a client that sends its body too slowly at BODY_TIMEOUT_S with 408', a
 
 it('answers 503 with Retry-After past MAX_IN_FLIGHT, and serves again once requests finish', async () => {
   const hanging = [0, 1, 2].map(() => post(router.base, '/v1/chat/completions', chat('hostile-model', 'hold')));
-  await waitUntil(() => held.length === 3);
+  await waitUntil(() => hostile.held.length === 3);
   const refused = await post(router.base, '/v1/chat/completions', chat('good-model', 'one more'));
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toBe('1');
   expect((refused.json as { error: { message: string } }).error.message).toBe('The router has 3 requests in flight, its limit (MAX_IN_FLIGHT); retry shortly.');
-  for (const release of held.splice(0)) release();
+  for (const release of hostile.held.splice(0)) release();
   await Promise.all(hanging);
   expect((await post(router.base, '/v1/chat/completions', chat('good-model', 'again'))).status).toBe(200);
 });
