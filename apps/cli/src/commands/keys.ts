@@ -9,8 +9,9 @@ import { createdKeyLines, keyColumns, usageColumns, usageRowJson } from '../outp
 type Out = (text: string) => void;
 
 /**
- * Runs `call` against the router's KeyService at `address` with the admin token. A router that
- * does not answer, or a request field it refuses, is reported in terms of the CLI's flags.
+ * Runs `call` against the router's KeyService at `address` with the CLI's credential (KeyService
+ * needs the admin role). A router that does not answer, or a request field it refuses, is
+ * reported in terms of the CLI's flags.
  */
 async function withKeyService<T>(address: string, call: (client: KeyServiceClient) => Promise<T>): Promise<T> {
   const client = new KeyServiceClient(address, cliChannelCredentials(), cliClientOptions());

@@ -67,9 +67,10 @@ function writeStdout(chunk: Uint8Array | string): Promise<void> {
 async function stream(source: LogSource, url: string, write: (c: Uint8Array | string) => Promise<void>, prefix?: string): Promise<void> {
   let res: Response;
   try {
-    // Node runtimes guard their pod API with the same admin token as the management APIs. The
-    // URL comes from a status record, which anyone who can write NATS could point elsewhere: the
-    // token goes only to this machine (a local stack), never to a remote address over plain HTTP.
+    // Node runtimes guard their pod API with the bootstrap admin token only (not access
+    // tokens). The URL comes from a status record, which anyone who can write NATS could point
+    // elsewhere: the token goes only to this machine (a local stack), never to a remote address
+    // over plain HTTP.
     const token = process.env.GPUFLEET_ADMIN_TOKEN;
     res = await fetch(url, token && isLoopbackUrl(url) ? { headers: { authorization: `Bearer ${token}` } } : {});
   } catch (err) {

@@ -30,8 +30,9 @@ export interface UpOptions {
   rescheduleAfterS: number;
   logLevel: string;
   /**
-   * Require the admin token on every management API (default): GPUFLEET_ADMIN_TOKEN, or the one
-   * kept in <home>/admin-token, made on the first run. false: an open stack (`--no-auth`).
+   * Access control (default): every service gets the bootstrap admin token (GPUFLEET_ADMIN_TOKEN,
+   * or the one kept in <home>/admin-token, made on the first run), which turns it on. false: an
+   * open stack (`--no-auth`).
    */
   auth?: boolean;
   /** Address every service listens on (HOST); default 127.0.0.1. */
@@ -303,7 +304,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         ...common,
         REDIS_URL: redisUrl,
         // HOST from `common`: loopback by default, as without --router-auth anyone who reaches it
-        // is served (KeyService needs the admin token from `common`).
+        // is served (KeyService needs the admin role once GPUFLEET_ADMIN_TOKEN from `common` turns
+        // access control on).
         HTTP_PORT: String(routerHttp),
         OPS_PORT: String(routerOps),
         GRPC_PORT: String(routerGrpc),

@@ -6,8 +6,9 @@ function digest(s: string): Buffer {
 
 /**
  * Pod lists and logs can hold what engines and users print (prompts, tokens in a command line),
- * so with GPUFLEET_ADMIN_TOKEN set they need `Authorization: Bearer <token>`, as the gRPC
- * management APIs do. Returns why the request is refused, or undefined. Constant-time compare.
+ * so with GPUFLEET_ADMIN_TOKEN set they need `Authorization: Bearer <that token>`: the bootstrap
+ * admin token only, not access tokens or roles (docs/security.md#not-covered-yet). Returns why the
+ * request is refused, or undefined. Constant-time compare.
  */
 export function adminTokenProblem(authorization: string | string[] | undefined, token: string | undefined): string | undefined {
   if (!token) return undefined;

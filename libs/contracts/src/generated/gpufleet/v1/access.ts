@@ -150,7 +150,7 @@ export function roleToNumber(object: Role): number {
 
 /** A user or service account: the access-users bucket, keyed by name. */
 export interface User {
-  /** 1-63 characters: lower-case letters, digits, ".", "_", "@" and "-", starting with a letter or digit. */
+  /** 1-63 characters: lower-case letters, digits, ".", "_" and "-", a letter or digit at both ends, no "..". */
   name: string;
   kind: PrincipalKind;
   description: string;
