@@ -76,7 +76,7 @@ export const sharedConfigFields = {
   GPUFLEET_ADMIN_TOKEN: str({
     optional: true,
     secret: true,
-    desc: 'Bearer token required on management APIs; unset leaves them open (local stack only).',
+    desc: "The bootstrap admin's bearer token (system:admin); when set, every gRPC API needs a token and a role (docs/security.md); unset leaves every API open (a throwaway stack only).",
   }),
   LOG_LEVEL: str({ default: 'info', choices: LOG_LEVELS, desc: 'Lowest level of log lines written.' }),
   OTEL_EXPORTER_OTLP_ENDPOINT: url({
