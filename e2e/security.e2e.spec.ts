@@ -198,6 +198,14 @@ describe('access control on every API (real scheduler, real NATS)', () => {
     expect(forged.details).toContain('gpufleet.io/');
   });
 
+  it('refuses a free pod template on SubmitWorkload: only the deployment and instance controllers write what pods run', async () => {
+    const scheduling = client(SchedulingServiceClient);
+    const spec = WorkloadSpec.fromPartial({ ...workload('team-a', 'raw'), template: { instance: { instance: 'raw', sshPublicKeys: [], env: {}, command: 'id > /tmp/pwned' } } });
+    const refused = await refusal(callUnary(scheduling, scheduling.submitWorkload, { spec }, { metadata: bearer(token.alice) }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(refused.details).toContain('spec.template: expected no template');
+  });
+
   it('auth login keeps a token for later commands; whoami names the principal; a revoked token is refused at once', async () => {
     const login = await gpufleet(['auth', 'login', '--token', token.alice, '--scheduler', address], { GPUFLEET_HOME: home, GPUFLEET_ADMIN_TOKEN: '', GPUFLEET_TOKEN: '' });
     expect(login.stdout).toContain('logged in as alice (edit in team-a)');

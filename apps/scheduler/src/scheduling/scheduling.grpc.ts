@@ -75,6 +75,11 @@ export class SchedulingGrpc {
           throw invalidArgument(`spec.labels["${label}"]`, 'no gpufleet.io owner label: the scheduler sets these on the workloads of deployments and instances (use DeploymentService or InstanceService)', req.spec.labels[label]);
         }
       }
+      // What pods run is the deployment and instance controllers' to write, from specs their
+      // services validated and bounded; a workload submitted here only holds its devices.
+      if (req.spec.template) {
+        throw invalidArgument('spec.template', 'no template: the pods of a submitted workload run nothing (create a deployment or an instance to run an engine or a command)', 'a PodTemplate');
+      }
       return { workload: await this.submitter.submit(req.spec) };
     }),
 
