@@ -7,6 +7,7 @@ import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
+import { NatsAuthFiles, StackIdentity, writeNatsAuth } from '../up/nats-auth';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -106,6 +107,19 @@ function groupName(names: readonly string[]): string {
   return names.length === 1 ? names[0] : `${names[0]}+${names.length - 1}`;
 }
 
+/** The credentials a stack's NATS server does not know; `up` gives its processes their own. */
+const NATS_CREDENTIAL_VARS = ['NATS_CREDS_FILE', 'NATS_NKEY_SEED_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN'];
+
+/** One NATS identity per process of the stack, each allowed only what that process writes (docs/security.md). */
+export function stackIdentities(groups: readonly (readonly string[])[]): StackIdentity[] {
+  return [
+    { name: 'scheduler', spec: { component: 'control' } },
+    { name: 'router', spec: { component: 'router' } },
+    ...groups.map((nodes): StackIdentity => ({ name: `agent-${groupName(nodes)}`, spec: { component: 'agent', nodes } })),
+    ...groups.map((nodes): StackIdentity => ({ name: `runtime-${groupName(nodes)}`, spec: { component: 'runtime', nodes } })),
+  ];
+}
+
 /**
  * `gpufleet up`: nats-server (unless --nats-url), redis-server (unless --redis-url), the
  * scheduler, the inference router, and per group of `nodesPerProcess` nodes of the fleet file one
@@ -159,9 +173,15 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   const readiness: Array<{ process: ManagedProcess; ops: string }> = [];
   try {
     if (!fromSource) await buildStack(log);
+    const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     let natsUrl = opts.natsUrl;
     const rows: Array<[string, string, string]> = [];
+    /** Set when `up` runs the NATS server with one nkey identity per process; not for --no-auth or --nats-url. */
+    let natsAuth: NatsAuthFiles | undefined;
     if (!natsUrl) {
+      // The server holds public keys only; each process gets its seed as a file named in its
+      // environment (NATS_NKEY_SEED_FILE), never on a command line.
+      if (opts.auth !== false) natsAuth = writeNatsAuth(opts.home, fleet.cluster, stackIdentities(groups));
       const natsPort = await pickPort('NATS', opts.natsPort, log);
       const storeDir = join(opts.home, 'nats');
       // The simulated fleet is described afresh by the fleet file on every `up`; state from an
@@ -171,12 +191,12 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       const nats = start(group, {
         name: 'nats-server',
         command: requireBinary('nats-server'),
-        args: ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
+        args: [...(natsAuth ? ['-c', natsAuth.configFile] : []), '-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
         logFile: join(logsDir, 'nats-server.log'),
       });
       await waitForPort(nats, natsPort);
       natsUrl = `nats://127.0.0.1:${natsPort}`;
-      rows.push(['nats-server', natsUrl, nats.spec.logFile]);
+      rows.push(['nats-server', natsAuth ? `${natsUrl}  (an nkey identity per process: ${natsAuth.configFile})` : natsUrl, nats.spec.logFile]);
     }
 
     let redisUrl = opts.redisUrl;
@@ -205,6 +225,13 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const reach = advertiseHostFor(listenHost);
     const admin = opts.auth === false ? undefined : ensureAdminToken(opts.home);
     const { GPUFLEET_ADMIN_TOKEN: _ignored, ...inherited } = process.env;
+    // Credentials in this shell are for some other NATS server than the one `up` started.
+    if (!opts.natsUrl) for (const name of NATS_CREDENTIAL_VARS) delete inherited[name];
+    /** The NATS credential of one process of the stack (none for an open stack or --nats-url). */
+    const natsIdentity = (name: string): Record<string, string> => {
+      const file = natsAuth?.seedFiles.get(name);
+      return file ? { NATS_NKEY_SEED_FILE: file } : {};
+    };
     const common = {
       ...inherited,
       GPUFLEET_CLUSTER: fleet.cluster,
@@ -224,6 +251,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       cwd: REPO_ROOT,
       env: {
         ...common,
+        ...natsIdentity('scheduler'),
         GRPC_PORT: String(grpcPort),
         HTTP_PORT: String(httpPort),
         NOT_READY_TIMEOUT_S: String(opts.notReadyTimeoutS),
@@ -234,7 +262,6 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     rows.push(['scheduler', `grpc ${reach}:${grpcPort}  http://${reach}:${httpPort}`, scheduler.spec.logFile]);
     readiness.push({ process: scheduler, ops: `http://${reach}:${httpPort}` });
 
-    const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     for (const names of groups) {
       const agentHttp = await freePort();
       const agentGrpc = await freePort();
@@ -246,6 +273,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
+          ...natsIdentity(`agent-${groupName(names)}`),
           NODE_NAME: names[0],
           // One process for several nodes; each keeps its own record, heartbeat and generation.
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(',') } : {}),
@@ -275,6 +303,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
+          ...natsIdentity(`runtime-${groupName(names)}`),
           NODE_NAME: names[0],
           // Several nodes: STATE_DIR is the parent of one directory per node (nodeStateDir).
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(','), STATE_DIR: nodesDir(opts.home) } : { STATE_DIR: nodeStateDir(opts.home, names[0]) }),
@@ -301,6 +330,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       cwd: REPO_ROOT,
       env: {
         ...common,
+        ...natsIdentity('router'),
         REDIS_URL: redisUrl,
         // HOST from `common`: loopback by default, as without --router-auth anyone who reaches it
         // is served (KeyService needs the admin token from `common`).
