@@ -92,8 +92,12 @@ function nodeKeys(nodes: readonly string[] | '*', suffix: string): string[] {
  * creates; the other identities wait for them (KvStore.open) and create nothing.
  */
 export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicKey: string): NatsPermissions {
-  const inbox = [`${inboxPrefixOf(publicKey)}.>`];
   const apiKeys = Buckets.apiKeys(cluster);
+  /** Every identity but the control plane: what it publishes, no stream administration, its own replies. */
+  const limited = (publish: string[]): NatsPermissions => ({
+    publish: { allow: [...BASE_PUBLISH, ...publish], deny: STREAM_ADMIN_DENY },
+    subscribe: { allow: [`${inboxPrefixOf(publicKey)}.>`], deny: [] },
+  });
   switch (spec.component) {
     case 'control':
       // The control plane writes everything of record except API keys: only the router's
@@ -106,52 +110,31 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         subscribe: { allow: ['>'], deny: [] },
       };
     case 'router':
-      return {
-        publish: {
-          allow: [
-            ...BASE_PUBLISH,
-            ...readBucketSubjects(Buckets.deployments(cluster)),
-            ...readBucketSubjects(apiKeys),
-            `$JS.API.STREAM.CREATE.${kvStream(apiKeys)}`,
-            writeKeySubject(apiKeys, '>'),
-            subjectOf(Events.usage, cluster),
-          ],
-          deny: STREAM_ADMIN_DENY,
-        },
-        subscribe: { allow: inbox, deny: [] },
-      };
+      return limited([
+        ...readBucketSubjects(Buckets.deployments(cluster)),
+        ...readBucketSubjects(apiKeys),
+        `$JS.API.STREAM.CREATE.${kvStream(apiKeys)}`,
+        writeKeySubject(apiKeys, '>'),
+        subjectOf(Events.usage, cluster),
+      ]);
     case 'agent': {
       const nodes = Buckets.nodes(cluster);
-      return {
-        publish: {
-          allow: [
-            ...BASE_PUBLISH,
-            // Its own records only; reading a record (the last generation) is harmless.
-            ...readBucketSubjects(nodes),
-            ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(nodes, k)),
-            subjectOf(Events.inventory, cluster),
-            subjectOf(Events.heartbeat, cluster),
-            subjectOf(Events.detectionFailed, cluster),
-          ],
-          deny: STREAM_ADMIN_DENY,
-        },
-        subscribe: { allow: inbox, deny: [] },
-      };
+      return limited([
+        // Its own records only; reading a record (the last generation) is harmless.
+        ...readBucketSubjects(nodes),
+        ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(nodes, k)),
+        subjectOf(Events.inventory, cluster),
+        subjectOf(Events.heartbeat, cluster),
+        subjectOf(Events.detectionFailed, cluster),
+      ]);
     }
     case 'runtime': {
       const pods = Buckets.pods(cluster);
-      return {
-        publish: {
-          allow: [
-            ...BASE_PUBLISH,
-            ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods].flatMap(readBucketSubjects),
-            // Pod keys start with the node's name (podStoreKey): its own nodes' pods only.
-            ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(pods, k)),
-          ],
-          deny: STREAM_ADMIN_DENY,
-        },
-        subscribe: { allow: inbox, deny: [] },
-      };
+      return limited([
+        ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods].flatMap(readBucketSubjects),
+        // Pod keys start with the node's name (podStoreKey): its own nodes' pods only.
+        ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(pods, k)),
+      ]);
     }
   }
 }

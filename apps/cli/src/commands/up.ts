@@ -7,7 +7,7 @@ import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
-import { NatsAuthFiles, StackIdentity, writeNatsAuth } from '../up/nats-auth';
+import { NatsAuthFiles, nodeIdentityName, stackIdentities, writeNatsAuth } from '../up/nats-auth';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -110,16 +110,6 @@ function groupName(names: readonly string[]): string {
 /** The credentials a stack's NATS server does not know; `up` gives its processes their own. */
 const NATS_CREDENTIAL_VARS = ['NATS_CREDS_FILE', 'NATS_NKEY_SEED_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN'];
 
-/** One NATS identity per process of the stack, each allowed only what that process writes (docs/security.md). */
-export function stackIdentities(groups: readonly (readonly string[])[]): StackIdentity[] {
-  return [
-    { name: 'scheduler', spec: { component: 'control' } },
-    { name: 'router', spec: { component: 'router' } },
-    ...groups.map((nodes): StackIdentity => ({ name: `agent-${groupName(nodes)}`, spec: { component: 'agent', nodes } })),
-    ...groups.map((nodes): StackIdentity => ({ name: `runtime-${groupName(nodes)}`, spec: { component: 'runtime', nodes } })),
-  ];
-}
-
 /**
  * `gpufleet up`: nats-server (unless --nats-url), redis-server (unless --redis-url), the
  * scheduler, the inference router, and per group of `nodesPerProcess` nodes of the fleet file one
@@ -181,7 +171,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     if (!natsUrl) {
       // The server holds public keys only; each process gets its seed as a file named in its
       // environment (NATS_NKEY_SEED_FILE), never on a command line.
-      if (opts.auth !== false) natsAuth = writeNatsAuth(opts.home, fleet.cluster, stackIdentities(groups));
+      if (opts.auth !== false) natsAuth = writeNatsAuth(opts.home, fleet.cluster, stackIdentities(groups.map((nodes) => ({ label: groupName(nodes), nodes }))));
       const natsPort = await pickPort('NATS', opts.natsPort, log);
       const storeDir = join(opts.home, 'nats');
       // The simulated fleet is described afresh by the fleet file on every `up`; state from an
@@ -273,7 +263,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
-          ...natsIdentity(`agent-${groupName(names)}`),
+          ...natsIdentity(nodeIdentityName('agent', groupName(names))),
           NODE_NAME: names[0],
           // One process for several nodes; each keeps its own record, heartbeat and generation.
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(',') } : {}),
@@ -303,7 +293,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
-          ...natsIdentity(`runtime-${groupName(names)}`),
+          ...natsIdentity(nodeIdentityName('runtime', groupName(names))),
           NODE_NAME: names[0],
           // Several nodes: STATE_DIR is the parent of one directory per node (nodeStateDir).
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(','), STATE_DIR: nodesDir(opts.home) } : { STATE_DIR: nodeStateDir(opts.home, names[0]) }),

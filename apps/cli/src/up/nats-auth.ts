@@ -15,6 +15,27 @@ export interface NatsAuthFiles {
   seedFiles: ReadonlyMap<string, string>;
 }
 
+/** The identity of the agent or node runtime process of one group of nodes (`agent-h100-0+4`). */
+export function nodeIdentityName(component: 'agent' | 'runtime', groupLabel: string): string {
+  return `${component}-${groupLabel}`;
+}
+
+/**
+ * One NATS identity per process of the stack, each allowed only what that process writes
+ * (docs/security.md): the scheduler is the control plane, and each group of nodes has one agent
+ * and one node runtime process whose identities cover exactly the group's nodes.
+ */
+export function stackIdentities(groups: readonly { label: string; nodes: readonly string[] }[]): StackIdentity[] {
+  return [
+    { name: 'scheduler', spec: { component: 'control' } },
+    { name: 'router', spec: { component: 'router' } },
+    ...groups.flatMap(({ label, nodes }): StackIdentity[] => [
+      { name: nodeIdentityName('agent', label), spec: { component: 'agent', nodes } },
+      { name: nodeIdentityName('runtime', label), spec: { component: 'runtime', nodes } },
+    ]),
+  ];
+}
+
 /** Where `up` keeps the NATS authorization of a stack: `<home>/nats-auth`. */
 export function natsAuthDir(home: string): string {
   return join(home, 'nats-auth');
