@@ -32,7 +32,8 @@ export interface UpOptions {
   logLevel: string;
   /**
    * Require the admin token on every management API (default): GPUFLEET_ADMIN_TOKEN, or the one
-   * kept in <home>/admin-token, made on the first run. false: an open stack (`--no-auth`).
+   * kept in <home>/admin-token, made on the first run, and a NATS identity per process
+   * (<home>/nats-auth, unless --nats-url). false: an open stack (`--no-auth`), NATS included.
    */
   auth?: boolean;
   /** Address every service listens on (HOST); default 127.0.0.1. */
