@@ -149,9 +149,14 @@ export class KvStore<T> {
       } catch (err) {
         // Refused: this identity may read the bucket but not create it (docs/security.md): its
         // owner (the scheduler, for most buckets) creates it, so wait for that as for JetStream.
-        const notYetCreated = isPermissionDenied(err);
+        const refused = isPermissionDenied(err);
+        const notYetCreated = refused && /STREAM\.CREATE/.test((err as Error).message);
         if (!(isJetStreamUnavailable(err) || notYetCreated) || Date.now() >= deadline) {
-          const why = notYetCreated ? ' (this NATS identity may not create the bucket: its owner, the scheduler or for api-keys the router, has not created it yet)' : '';
+          const why = notYetCreated
+            ? ' (this NATS identity may not create the bucket: its owner, the scheduler or for api-keys the router, has not created it yet)'
+            : refused
+              ? ' (this NATS identity may not use the bucket; see docs/security.md)'
+              : '';
           throw new Error(`opening KV bucket ${bucket}: ${(err as Error).message}${why}`, { cause: err });
         }
         options.onOpenRetry?.(err as Error, attempt);

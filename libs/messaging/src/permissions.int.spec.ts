@@ -122,8 +122,18 @@ describe('per-component NATS identities (real nats-server with the generated aut
   });
 
   it('lets a node identity create no bucket: it waits for the owner, then says why', async () => {
-    const open = KvStore.open(nc.agentA.jetstream(), 'gpufleet-perm-other', NodeInventory, { openTimeoutMs: 300 });
-    await expect(open).rejects.toThrow(/may not create the bucket/);
+    const ledger = Buckets.ledger(CLUSTER);
+    await (await nc.control.jetstreamManager()).streams.delete(`KV_${ledger}`);
+    await expect(KvStore.open(nc.runtimeA.jetstream(), ledger, NodeInventory, { openTimeoutMs: 300 })).rejects.toThrow(/may not create the bucket/);
+    // Given time, it opens the bucket once the control plane has created it.
+    const waiting = KvStore.open(nc.runtimeA.jetstream(), ledger, NodeInventory, { openTimeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await KvStore.open(nc.control.jetstream(), ledger, NodeInventory);
+    await expect(waiting).resolves.toMatchObject({ bucket: ledger });
+    // A bucket it may not read at all is refused at once, not waited for.
+    const started = Date.now();
+    await expect(KvStore.open(nc.agentA.jetstream(), Buckets.apiKeys(CLUSTER), ApiKeyRecord)).rejects.toThrow(/may not use the bucket/);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('keeps replies private: an identity cannot subscribe to another’s inbox', async () => {
