@@ -7,7 +7,7 @@ import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
-import { NatsAuthFiles, nodeIdentityName, stackIdentities, writeNatsAuth } from '../up/nats-auth';
+import { NatsAuthFiles, natsAuthDir, nodeIdentityName, stackIdentities, writeNatsAuth } from '../up/nats-auth';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -173,6 +173,8 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       // The server holds public keys only; each process gets its seed as a file named in its
       // environment (NATS_NKEY_SEED_FILE), never on a command line.
       if (opts.auth !== false) natsAuth = writeNatsAuth(opts.home, fleet.cluster, stackIdentities(groups.map((nodes) => ({ label: groupName(nodes), nodes }))));
+      // An open stack: seeds of an earlier run would only suggest an authorization that is not there.
+      else rmSync(natsAuthDir(opts.home), { recursive: true, force: true });
       const natsPort = await pickPort('NATS', opts.natsPort, log);
       const storeDir = join(opts.home, 'nats');
       // The simulated fleet is described afresh by the fleet file on every `up`; state from an
