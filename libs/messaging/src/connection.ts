@@ -6,7 +6,9 @@ import {
   connect,
   credsAuthenticator,
   nkeyAuthenticator,
+  nkeys,
 } from 'nats';
+import { inboxPrefixOf } from './permissions';
 
 /** How to reach NATS; built from the validated service configuration (NATS_* variables). */
 export interface NatsSettings {
@@ -25,8 +27,13 @@ export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions
   if (settings.servers.length === 0) throw new Error('NATS_URL: expected at least one nats:// URL');
   const authenticators: Authenticator[] = [];
   if (settings.credsFile) authenticators.push(credsAuthenticator(readFileSync(settings.credsFile)));
+  let inboxPrefix: string | undefined;
   if (settings.nkeySeedFile) {
-    authenticators.push(nkeyAuthenticator(new TextEncoder().encode(readFileSync(settings.nkeySeedFile, 'utf8').trim())));
+    const seed = new TextEncoder().encode(readFileSync(settings.nkeySeedFile, 'utf8').trim());
+    authenticators.push(nkeyAuthenticator(seed));
+    // Replies come to an inbox named after the identity, so its permissions can allow its own
+    // replies alone (natsPermissions) instead of every client's `_INBOX.>`.
+    inboxPrefix = inboxPrefixOf(nkeyPublicKey(seed));
   }
   // `tls://` means TLS or no connection: without options nats.js would follow the server, and
   // talk plain text to a server (or a man in the middle) that does not offer TLS.
@@ -44,6 +51,7 @@ export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions
     pass: settings.password,
     token: settings.token,
     authenticator: authenticators.length > 0 ? authenticators : undefined,
+    inboxPrefix,
     tls,
     // A service must outlive any NATS outage: reconnect forever, and buffer while away.
     maxReconnectAttempts: -1,
@@ -51,6 +59,24 @@ export function natsConnectionOptions(settings: NatsSettings): ConnectionOptions
     waitOnFirstConnect: true,
     pingInterval: 10_000,
   };
+}
+
+/** The subset of nats.js's untyped `nkeys` module used here. */
+interface NkeyPair {
+  getPublicKey(): string;
+  getSeed(): Uint8Array;
+}
+const nkeyModule = nkeys as { createUser(): NkeyPair; fromSeed(seed: Uint8Array): NkeyPair };
+
+/** The public key (U…) of a user's nkey seed (SU…); throws on anything else. */
+export function nkeyPublicKey(seed: Uint8Array): string {
+  return nkeyModule.fromSeed(seed).getPublicKey();
+}
+
+/** A fresh nkey user: the seed is the client's secret, the public key goes in the server's configuration. */
+export function createNkeyUser(): { seed: string; publicKey: string } {
+  const pair = nkeyModule.createUser();
+  return { seed: new TextDecoder().decode(pair.getSeed()), publicKey: pair.getPublicKey() };
 }
 
 export function connectNats(settings: NatsSettings): Promise<NatsConnection> {

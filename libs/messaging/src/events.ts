@@ -3,6 +3,7 @@ import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, everyClusterSubjectOf, subjectOf } from '@gpufleet/contracts';
 import { JetStreamManager, Msg, NatsConnection, RetentionPolicy, StorageType, Subscription, headers as natsHeaders } from 'nats';
 import { extractTraceContext, injectTraceHeaders } from '@gpufleet/observability';
+import { isPermissionDenied } from './kv-store';
 
 export const HEADER_EVENT = 'gpufleet-event';
 export const HEADER_ID = 'gpufleet-id';
@@ -161,7 +162,10 @@ export async function ensureEventsStream(jsm: JetStreamManager, maxAgeSeconds = 
     try {
       await jsm.streams.add(config);
     } catch (addErr) {
-      // Another service created it between our info and add.
+      // Another service created it between our info and add, or this identity may not create
+      // streams: the control plane (scheduler) does (docs/security.md); events published before
+      // then are delivered to subscribers, only not retained.
+      if (isPermissionDenied(addErr)) return;
       if (!/already in use|exists/i.test((addErr as Error).message)) throw addErr;
     }
   }

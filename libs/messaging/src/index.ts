@@ -1,4 +1,5 @@
 export * from './connection';
+export * from './permissions';
 export * from './events';
 export * from './kv-store';
 export * from './nest/messaging.module';

@@ -50,7 +50,8 @@ export interface KvStoreOptions {
   storage?: 'file' | 'memory';
   /**
    * How long open() keeps trying while JetStream does not answer (NATS restarting, slow, or its
-   * JetStream not up yet) before it gives up (default 60 s). Other errors end it at once.
+   * JetStream not up yet), or while the bucket is missing and this identity may not create it,
+   * before it gives up (default 60 s). Other errors end it at once.
    */
   openTimeoutMs?: number;
   /** Told of each failed try that open() will make again. */
@@ -66,6 +67,15 @@ export function isJetStreamUnavailable(err: unknown): boolean {
   const code = String((err as { code?: unknown })?.code ?? '');
   const message = (err as Error)?.message ?? '';
   return code === 'TIMEOUT' || code === '503' || code === 'CONNECTION_CLOSED' || /timeout|no responders|temporarily unavailable|10008/i.test(message);
+}
+
+/**
+ * The server refused a publish or subscription this identity has no permission for (nats.js
+ * rejects the request at once with PERMISSIONS_VIOLATION).
+ */
+export function isPermissionDenied(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  return code === 'PERMISSIONS_VIOLATION' || /permissions violation/i.test((err as Error)?.message ?? '');
 }
 
 /** What a `modify` function returns to delete the key instead of writing it. */
@@ -137,8 +147,17 @@ export class KvStore<T> {
         });
         return new KvStore(kv, bucket, codec);
       } catch (err) {
-        if (!isJetStreamUnavailable(err) || Date.now() >= deadline) {
-          throw new Error(`opening KV bucket ${bucket}: ${(err as Error).message}`, { cause: err });
+        // Refused: this identity may read the bucket but not create it (docs/security.md): its
+        // owner (the scheduler, for most buckets) creates it, so wait for that as for JetStream.
+        const refused = isPermissionDenied(err);
+        const notYetCreated = refused && /STREAM\.CREATE/.test((err as Error).message);
+        if (!(isJetStreamUnavailable(err) || notYetCreated) || Date.now() >= deadline) {
+          const why = notYetCreated
+            ? ' (this NATS identity may not create the bucket: its owner, the scheduler or for api-keys the router, has not created it yet)'
+            : refused
+              ? ' (this NATS identity may not use the bucket; see docs/security.md)'
+              : '';
+          throw new Error(`opening KV bucket ${bucket}: ${(err as Error).message}${why}`, { cause: err });
         }
         options.onOpenRetry?.(err as Error, attempt);
         await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));

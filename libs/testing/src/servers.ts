@@ -77,12 +77,18 @@ async function launch(spec: ServerSpec): Promise<RunningServer> {
   };
 }
 
+export interface NatsServerOptions {
+  /** A nats-server configuration file (e.g. an `authorization` block); address, port and store still come from here. */
+  configFile?: string;
+}
+
 /** A nats-server with JetStream on a free port, storing in a fresh temp directory. */
-export function startNats(): Promise<RunningServer> {
+export function startNats(options: NatsServerOptions = {}): Promise<RunningServer> {
+  const config = options.configFile ? ['-c', options.configFile] : [];
   return launch({
     binary: 'nats-server',
     scheme: 'nats',
-    args: (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
+    args: (port, dir) => [...config, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
   });
 }
 

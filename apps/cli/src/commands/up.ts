@@ -7,6 +7,7 @@ import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
 import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
+import { NatsAuthFiles, natsAuthDir, nodeIdentityName, stackIdentities, writeNatsAuth } from '../up/nats-auth';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 
@@ -31,8 +32,9 @@ export interface UpOptions {
   logLevel: string;
   /**
    * Access control (default): every service gets the bootstrap admin token (GPUFLEET_ADMIN_TOKEN,
-   * or the one kept in <home>/admin-token, made on the first run), which turns it on. false: an
-   * open stack (`--no-auth`).
+   * or the one kept in <home>/admin-token, made on the first run), which turns it on, and each
+   * process a NATS identity of its own (<home>/nats-auth, unless --nats-url). false: an open stack
+   * (`--no-auth`), NATS included.
    */
   auth?: boolean;
   /** Address every service listens on (HOST); default 127.0.0.1. */
@@ -107,6 +109,9 @@ function groupName(names: readonly string[]): string {
   return names.length === 1 ? names[0] : `${names[0]}+${names.length - 1}`;
 }
 
+/** The credentials a stack's NATS server does not know; `up` gives its processes their own. */
+const NATS_CREDENTIAL_VARS = ['NATS_CREDS_FILE', 'NATS_NKEY_SEED_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN'];
+
 /**
  * `gpufleet up`: nats-server (unless --nats-url), redis-server (unless --redis-url), the
  * scheduler, the inference router, and per group of `nodesPerProcess` nodes of the fleet file one
@@ -160,9 +165,17 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   const readiness: Array<{ process: ManagedProcess; ops: string }> = [];
   try {
     if (!fromSource) await buildStack(log);
+    const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     let natsUrl = opts.natsUrl;
     const rows: Array<[string, string, string]> = [];
+    /** Set when `up` runs the NATS server with one nkey identity per process; not for --no-auth or --nats-url. */
+    let natsAuth: NatsAuthFiles | undefined;
     if (!natsUrl) {
+      // The server holds public keys only; each process gets its seed as a file named in its
+      // environment (NATS_NKEY_SEED_FILE), never on a command line.
+      if (opts.auth !== false) natsAuth = writeNatsAuth(opts.home, fleet.cluster, stackIdentities(groups.map((nodes) => ({ label: groupName(nodes), nodes }))));
+      // An open stack: seeds of an earlier run would only suggest an authorization that is not there.
+      else rmSync(natsAuthDir(opts.home), { recursive: true, force: true });
       const natsPort = await pickPort('NATS', opts.natsPort, log);
       const storeDir = join(opts.home, 'nats');
       // The simulated fleet is described afresh by the fleet file on every `up`; state from an
@@ -172,12 +185,12 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       const nats = start(group, {
         name: 'nats-server',
         command: requireBinary('nats-server'),
-        args: ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
+        args: [...(natsAuth ? ['-c', natsAuth.configFile] : []), '-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', storeDir],
         logFile: join(logsDir, 'nats-server.log'),
       });
       await waitForPort(nats, natsPort);
       natsUrl = `nats://127.0.0.1:${natsPort}`;
-      rows.push(['nats-server', natsUrl, nats.spec.logFile]);
+      rows.push(['nats-server', natsAuth ? `${natsUrl}  (an nkey identity per process: ${natsAuth.configFile})` : natsUrl, nats.spec.logFile]);
     }
 
     let redisUrl = opts.redisUrl;
@@ -206,6 +219,13 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     const reach = advertiseHostFor(listenHost);
     const admin = opts.auth === false ? undefined : ensureAdminToken(opts.home);
     const { GPUFLEET_ADMIN_TOKEN: _ignored, GPUFLEET_TOKEN: _userToken, ...inherited } = process.env;
+    // Credentials in this shell are for some other NATS server than the one `up` started.
+    if (!opts.natsUrl) for (const name of NATS_CREDENTIAL_VARS) delete inherited[name];
+    /** The NATS credential of one process of the stack (none for an open stack or --nats-url). */
+    const natsIdentity = (name: string): Record<string, string> => {
+      const file = natsAuth?.seedFiles.get(name);
+      return file ? { NATS_NKEY_SEED_FILE: file } : {};
+    };
     const common = {
       ...inherited,
       GPUFLEET_CLUSTER: fleet.cluster,
@@ -225,6 +245,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       cwd: REPO_ROOT,
       env: {
         ...common,
+        ...natsIdentity('scheduler'),
         GRPC_PORT: String(grpcPort),
         HTTP_PORT: String(httpPort),
         NOT_READY_TIMEOUT_S: String(opts.notReadyTimeoutS),
@@ -235,7 +256,6 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     rows.push(['scheduler', `grpc ${reach}:${grpcPort}  http://${reach}:${httpPort}`, scheduler.spec.logFile]);
     readiness.push({ process: scheduler, ops: `http://${reach}:${httpPort}` });
 
-    const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     for (const names of groups) {
       const agentHttp = await freePort();
       const agentGrpc = await freePort();
@@ -247,6 +267,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
+          ...natsIdentity(nodeIdentityName('agent', groupName(names))),
           NODE_NAME: names[0],
           // One process for several nodes; each keeps its own record, heartbeat and generation.
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(',') } : {}),
@@ -276,6 +297,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         cwd: REPO_ROOT,
         env: {
           ...common,
+          ...natsIdentity(nodeIdentityName('runtime', groupName(names))),
           NODE_NAME: names[0],
           // Several nodes: STATE_DIR is the parent of one directory per node (nodeStateDir).
           ...(names.length > 1 ? { SIMULATED_NODES: names.join(','), STATE_DIR: nodesDir(opts.home) } : { STATE_DIR: nodeStateDir(opts.home, names[0]) }),
@@ -302,6 +324,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       cwd: REPO_ROOT,
       env: {
         ...common,
+        ...natsIdentity('router'),
         REDIS_URL: redisUrl,
         // HOST from `common`: loopback by default, as without --router-auth anyone who reaches it
         // is served (KeyService needs the admin role once GPUFLEET_ADMIN_TOKEN from `common` turns

@@ -28,7 +28,16 @@ class NatsLifecycle implements OnApplicationShutdown {
 
   private async watchStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
+      const refused = s.permissionContext;
+      if (refused) {
+        // Creating a stream is refused to every identity but a bucket's owner, and tried only
+        // while the owner has not created it yet (KvStore.open waits): expected at start-up.
+        const expected = refused.operation === 'publish' && refused.subject.startsWith('$JS.API.STREAM.CREATE.');
+        this.logger[expected ? 'debug' : 'warn'](
+          { nats: 'permission', operation: refused.operation, subject: refused.subject },
+          `nats refused ${refused.operation} to ${refused.subject}: this identity has no permission for it (docs/security.md)`,
+        );
+      } else if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
         this.logger.info({ nats: s.type, server: String(s.data) }, `nats ${s.type}: ${String(s.data)}`);
       }
     }

@@ -73,11 +73,22 @@ imagePullSecrets:
 {{- end }}
 
 {{/*
+The NATS credentials of this component: its own natsAuth when that names a Secret, else
+global.nats.auth. Each component should have its own identity with only the permissions it needs
+(docs/security.md#nats-identities-and-permissions).
+*/}}
+{{- define "device-discovery.natsAuth" -}}
+{{- $own := .Values.natsAuth | default dict -}}
+{{- if $own.secretName }}{{ toYaml $own }}{{ else }}{{ toYaml .Values.global.nats.auth }}{{ end -}}
+{{- end }}
+
+{{/*
 Environment every gpufleet service reads (libs/config sharedConfigFields), from the global
 values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.sharedVolumes".
 */}}
 {{- define "device-discovery.sharedEnv" -}}
 {{- $g := .Values.global -}}
+{{- $auth := include "device-discovery.natsAuth" . | fromYaml -}}
 - name: POD_NAME
   valueFrom:
     fieldRef:
@@ -96,7 +107,7 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
   value: {{ $g.nats.url | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | default $g.logLevel | quote }}
-{{- with $g.nats.auth }}
+{{- with $auth }}
 {{- if .secretName }}
 {{- if .credsKey }}
 - name: NATS_CREDS_FILE
@@ -173,7 +184,8 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
 {{/* Volumes for the files named in "device-discovery.sharedEnv" (secrets: readable by the pod's group only). */}}
 {{- define "device-discovery.sharedVolumes" -}}
 {{- $g := .Values.global -}}
-{{- with $g.nats.auth }}
+{{- $auth := include "device-discovery.natsAuth" . | fromYaml -}}
+{{- with $auth }}
 {{- if and .secretName (or .credsKey .nkeySeedKey) }}
 - name: nats-auth
   secret:
@@ -206,7 +218,8 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
 
 {{- define "device-discovery.sharedVolumeMounts" -}}
 {{- $g := .Values.global -}}
-{{- if and $g.nats.auth.secretName (or $g.nats.auth.credsKey $g.nats.auth.nkeySeedKey) }}
+{{- $auth := include "device-discovery.natsAuth" . | fromYaml -}}
+{{- if and $auth.secretName (or $auth.credsKey $auth.nkeySeedKey) }}
 - name: nats-auth
   mountPath: /etc/gpufleet/nats-auth
   readOnly: true

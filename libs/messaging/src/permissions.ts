@@ -1,0 +1,170 @@
+import { Buckets, EVENTS_STREAM, Events, subjectOf } from '@gpufleet/contracts';
+
+/**
+ * Who a NATS identity is, as far as its permissions go. One identity per process: an agent or a
+ * node runtime process may present several (simulated) nodes, and its identity covers exactly
+ * those; `'*'` is every node (a DaemonSet of agents sharing one credential, as Helm installs).
+ */
+export type NatsIdentitySpec =
+  | { component: 'control' }
+  | { component: 'router' }
+  | { component: 'agent'; nodes: readonly string[] | '*' }
+  | { component: 'runtime'; nodes: readonly string[] | '*' };
+
+export type NatsComponent = NatsIdentitySpec['component'];
+
+export interface SubjectRules {
+  allow: string[];
+  deny: string[];
+}
+
+/** A user's `permissions` block of the nats-server configuration. */
+export interface NatsPermissions {
+  publish: SubjectRules;
+  subscribe: SubjectRules;
+}
+
+/**
+ * The reply subjects of one identity. Clients with an nkey use `_INBOX.<public key>` as their
+ * inbox prefix (natsConnectionOptions), so an identity may subscribe to its own replies only and
+ * never reads another's (the router's api-keys watch, say) by subscribing to `_INBOX.>`.
+ */
+export function inboxPrefixOf(publicKey: string): string {
+  return `_INBOX.${publicKey}`;
+}
+
+/** The stream behind a KV bucket. */
+function kvStream(bucket: string): string {
+  return `KV_${bucket}`;
+}
+
+/**
+ * What reading a bucket takes (KvStore.get/keys/watch, KvMirror): its stream's info, direct and
+ * stream message gets, ordered consumers (nats.js names them: CREATE.<stream>.<name>.<filter>)
+ * and their flow-control replies. None of these writes the bucket.
+ */
+export function readBucketSubjects(bucket: string): string[] {
+  const s = kvStream(bucket);
+  return [
+    `$JS.API.STREAM.INFO.${s}`,
+    `$JS.API.DIRECT.GET.${s}`,
+    `$JS.API.DIRECT.GET.${s}.>`,
+    `$JS.API.STREAM.MSG.GET.${s}`,
+    `$JS.API.CONSUMER.CREATE.${s}`,
+    `$JS.API.CONSUMER.CREATE.${s}.>`,
+    `$JS.FC.${s}.>`,
+  ];
+}
+
+/** A KV write (put, create, update, delete, purge of a key) is a publish to `$KV.<bucket>.<key>`. */
+export function writeKeySubject(bucket: string, key: string): string {
+  return `$KV.${bucket}.${key}`;
+}
+
+/**
+ * What no identity but the control plane may do to any stream, denied outright so that no
+ * allow rule, present or future, can grant it: a deny wins over every allow in nats-server.
+ */
+const STREAM_ADMIN_DENY = [
+  '$JS.API.STREAM.DELETE.>',
+  '$JS.API.STREAM.PURGE.>',
+  '$JS.API.STREAM.UPDATE.>',
+  '$JS.API.STREAM.MSG.DELETE.>',
+  '$JS.API.STREAM.RESTORE.>',
+  '$JS.API.CONSUMER.DELETE.>',
+  '$JS.API.CONSUMER.DURABLE.CREATE.>',
+  '$JS.API.ACCOUNT.PURGE.>',
+  '$JS.API.SERVER.>',
+  '$JS.API.META.>',
+];
+
+/** Every identity: the account's JetStream check (jetstreamManager) and the events stream's info (ensureEventsStream). */
+const BASE_PUBLISH = ['$JS.API.INFO', `$JS.API.STREAM.INFO.${EVENTS_STREAM}`];
+
+function nodeKeys(nodes: readonly string[] | '*', suffix: string): string[] {
+  return nodes === '*' ? [`*${suffix}`] : nodes.map((n) => `${n}${suffix}`);
+}
+
+/**
+ * Least-privilege permissions of a component on one cluster (docs/security.md has them as a
+ * table). Buckets are created by their owner: the control plane (scheduler) creates the events
+ * stream and every bucket but api-keys, which the router, the identity that manages keys,
+ * creates; the other identities wait for them (KvStore.open) and create nothing.
+ */
+export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicKey: string): NatsPermissions {
+  const apiKeys = Buckets.apiKeys(cluster);
+  /** Every identity but the control plane: what it publishes, no stream administration, its own replies. */
+  const limited = (publish: string[]): NatsPermissions => ({
+    publish: { allow: [...BASE_PUBLISH, ...publish], deny: STREAM_ADMIN_DENY },
+    subscribe: { allow: [`${inboxPrefixOf(publicKey)}.>`], deny: [] },
+  });
+  switch (spec.component) {
+    case 'control':
+      // The control plane writes everything of record except API keys: only the router's
+      // KeyService mints them, so a compromised scheduler cannot add a key the router trusts.
+      return {
+        publish: {
+          allow: ['>'],
+          deny: [writeKeySubject(apiKeys, '>'), `$JS.API.STREAM.CREATE.${kvStream(apiKeys)}`, `$JS.API.STREAM.UPDATE.${kvStream(apiKeys)}`],
+        },
+        subscribe: { allow: ['>'], deny: [] },
+      };
+    case 'router':
+      return limited([
+        ...readBucketSubjects(Buckets.deployments(cluster)),
+        ...readBucketSubjects(apiKeys),
+        // Who may call KeyService: users, tokens and role bindings (written by the scheduler's AccessService).
+        ...[Buckets.accessUsers(cluster), Buckets.accessTokens(cluster), Buckets.accessBindings(cluster)].flatMap(readBucketSubjects),
+        `$JS.API.STREAM.CREATE.${kvStream(apiKeys)}`,
+        writeKeySubject(apiKeys, '>'),
+        subjectOf(Events.usage, cluster),
+      ]);
+    case 'agent': {
+      const nodes = Buckets.nodes(cluster);
+      return limited([
+        // Its own records only; reading a record (the last generation) is harmless.
+        ...readBucketSubjects(nodes),
+        ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(nodes, k)),
+        subjectOf(Events.inventory, cluster),
+        subjectOf(Events.heartbeat, cluster),
+        subjectOf(Events.detectionFailed, cluster),
+      ]);
+    }
+    case 'runtime': {
+      const pods = Buckets.pods(cluster);
+      return limited([
+        ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods].flatMap(readBucketSubjects),
+        // Pod keys start with the node's name (podStoreKey): its own nodes' pods only.
+        ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(pods, k)),
+      ]);
+    }
+  }
+}
+
+export interface NatsUser {
+  /** The user's nkey public key (U…): the server holds no secret. */
+  nkey: string;
+  permissions: NatsPermissions;
+}
+
+/**
+ * The `authorization` block of a nats-server configuration (2.9 syntax). The configuration
+ * format is a superset of JSON, and JSON strings are taken literally: `$KV…` and `$JS…` would be
+ * variable references if unquoted.
+ */
+export function natsAuthorizationConfig(users: readonly NatsUser[]): string {
+  const block = {
+    users: users.map((u) => ({
+      nkey: u.nkey,
+      permissions: {
+        publish: rules(u.permissions.publish),
+        subscribe: rules(u.permissions.subscribe),
+      },
+    })),
+  };
+  return `authorization: ${JSON.stringify(block, null, 2)}\n`;
+}
+
+function rules(r: SubjectRules): { allow: string[]; deny?: string[] } {
+  return r.deny.length > 0 ? { allow: r.allow, deny: r.deny } : { allow: r.allow };
+}
