@@ -164,12 +164,14 @@ values. Files (NATS creds/seed, TLS material) are mounted by "scheduler.sharedVo
   value: /etc/gpufleet/grpc-tls/ca.crt
 {{- end }}
 {{- end }}
-{{- if $g.adminToken.secretName }}
+{{- /* The admin token: global.adminToken.secretName, else the Secret the parent chart generates (<release>-admin-token). */}}
+{{- $adminSecret := $g.adminToken.secretName | default (ternary (printf "%s-admin-token" .Release.Name) "" (eq (toString $g.adminToken.generate) "true")) }}
+{{- if $adminSecret }}
 - name: GPUFLEET_ADMIN_TOKEN
   valueFrom:
     secretKeyRef:
-      name: {{ $g.adminToken.secretName | quote }}
-      key: {{ $g.adminToken.key | default "token" | quote }}
+      name: {{ $adminSecret | quote }}
+      key: {{ ternary ($g.adminToken.key | default "token") "token" (ne $g.adminToken.secretName "") | quote }}
 {{- end }}
 {{- if $g.otel.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
