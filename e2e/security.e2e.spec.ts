@@ -50,6 +50,16 @@ async function firstOfWatch(stream: AsyncIterable<unknown>): Promise<ServiceErro
   return 'message';
 }
 
+/** The status that ends a watch, reading whatever it sends first. */
+async function endOfWatch(stream: AsyncIterable<unknown>): Promise<ServiceError | undefined> {
+  try {
+    for await (const _ of stream) continue;
+  } catch (err) {
+    return err as ServiceError;
+  }
+  return undefined;
+}
+
 /**
  * The attacks issue 12 lists, replayed against real processes (a scheduler with
  * GPUFLEET_ADMIN_TOKEN on a real nats-server, one simulated agent) through the gRPC API and the
@@ -222,7 +232,16 @@ describe('access control on every API (real scheduler, real NATS)', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('has been revoked');
 
+    // A watch bob opened while he could, ended when he no longer can.
+    const deployments = client(DeploymentServiceClient);
+    const watch = deployments.watchDeployments({ namespace: 'team-a' } as never, bearer(token.bob));
+    const ended = endOfWatch(iterateStream(watch));
+    await new Promise((r) => setTimeout(r, 300));
     const deleted = await callUnary(access, access.deleteUser, { name: 'bob' }, { metadata: bearer(ADMIN) });
+    const end = await ended;
+    expect(end?.code).toBe(status.UNAUTHENTICATED);
+    // DeleteUser removes the tokens first: the token is gone.
+    expect(end?.details).toContain('no such token');
     expect(deleted).toEqual({ tokensDeleted: 1, bindingsDeleted: 1 });
     const gone = await refusal(callUnary(access, access.whoAmI, {}, { metadata: bearer(token.bob) }));
     expect(gone.code).toBe(status.UNAUTHENTICATED);

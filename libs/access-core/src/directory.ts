@@ -50,6 +50,7 @@ export class AccessDirectory {
   private readonly revisions = new Map<string, number>();
   private readonly bootstrapDigest: Buffer | undefined;
   private loaded = false;
+  private readonly listeners = new Set<() => void>();
 
   constructor(bootstrapToken: string | undefined) {
     this.bootstrapDigest = bootstrapToken ? sha256(bootstrapToken) : undefined;
@@ -69,17 +70,29 @@ export class AccessDirectory {
     this.loaded = true;
   }
 
+  /** Called after every change a bucket brings (so open watches can be checked again); returns the function that removes it. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
   applyUser(change: AccessChange<User>): void {
     if (!this.fresh('user', change)) return;
     if (change.kind === 'delete') this.users.delete(change.key);
     else if (change.value.name === change.key) this.users.set(change.key, change.value);
     else this.users.delete(change.key); // a record stored under another name is not trusted
+    this.changed();
   }
 
   applyToken(change: AccessChange<AccessTokenRecord>): void {
     if (!this.fresh('token', change)) return;
     if (change.kind === 'delete' || change.value.token?.id !== change.key) this.tokens.delete(change.key);
     else this.tokens.set(change.key, change.value);
+    this.changed();
   }
 
   applyBinding(change: AccessChange<RoleBinding>): void {
@@ -87,10 +100,12 @@ export class AccessDirectory {
     for (const [principal, of] of this.bindings) {
       if (of.delete(change.key) && of.size === 0) this.bindings.delete(principal);
     }
-    if (change.kind === 'delete' || bindingKey(change.value) !== change.key) return;
-    const of = this.bindings.get(change.value.principal) ?? new Map<string, RoleBinding>();
-    of.set(change.key, change.value);
-    this.bindings.set(change.value.principal, of);
+    if (change.kind !== 'delete' && bindingKey(change.value) === change.key) {
+      const of = this.bindings.get(change.value.principal) ?? new Map<string, RoleBinding>();
+      of.set(change.key, change.value);
+      this.bindings.set(change.value.principal, of);
+    }
+    this.changed();
   }
 
   user(name: string): User | undefined {

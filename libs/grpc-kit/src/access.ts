@@ -24,7 +24,61 @@ export function callerOf(call: object): Principal | undefined {
   return callers.get(call);
 }
 
-type AnyHandler = (call: { metadata?: Metadata; request?: unknown; emit(event: 'error', err: unknown): boolean }, callback?: (err: unknown) => void) => unknown;
+type GuardedCall = { metadata?: Metadata; request?: unknown; emit(event: 'error', err: unknown): boolean; once?(event: string, listener: () => void): unknown };
+type AnyHandler = (call: GuardedCall, callback?: (err: unknown) => void) => unknown;
+
+/** How often open streams are checked again without a change (a token's expiry is a matter of time alone). */
+export const STREAM_RECHECK_MS = 30_000;
+
+interface OpenStream {
+  call: GuardedCall;
+  check(): void;
+}
+
+/**
+ * The streams (watches) a directory let open, checked again after every change of the access
+ * buckets and every STREAM_RECHECK_MS: a revoked or expired token, a deleted user or a removed
+ * binding ends them with the status a new call would get.
+ */
+class OpenStreams {
+  private readonly streams = new Set<OpenStream>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(directory: AccessDirectory) {
+    directory.onChange(() => this.recheck());
+  }
+
+  add(stream: OpenStream): void {
+    this.streams.add(stream);
+    const drop = () => this.remove(stream);
+    for (const event of ['cancelled', 'close', 'finish', 'error']) stream.call.once?.(event, drop);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.recheck(), STREAM_RECHECK_MS);
+      this.timer.unref();
+    }
+  }
+
+  private remove(stream: OpenStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private recheck(): void {
+    for (const stream of [...this.streams]) {
+      try {
+        stream.check();
+      } catch (err) {
+        this.remove(stream);
+        stream.call.emit('error', toServiceError(asGrpcError(err)));
+      }
+    }
+  }
+}
+
+const openStreams = new WeakMap<AccessDirectory, OpenStreams>();
 
 function asGrpcError(err: unknown): unknown {
   if (err instanceof Error && err.name === 'AccessError') {
@@ -37,7 +91,8 @@ function asGrpcError(err: unknown): unknown {
 /**
  * Every method of a service implementation behind authentication and its rule: unary calls
  * answer UNAUTHENTICATED / PERMISSION_DENIED, streams (watches) end with it before a message is
- * sent. On an open stack (the directory is not enforced) the implementation is returned as it is.
+ * sent, and an open stream ends with it once its token is revoked or expires, its user is
+ * deleted or its role removed. On an open stack (the directory is not enforced) the implementation is returned as it is.
  */
 export function authorizeEvery<T extends object>(implementation: T, rules: AccessRules<T>, directory: AccessDirectory): T {
   if (!directory.enforced) return implementation;
@@ -47,12 +102,18 @@ export function authorizeEvery<T extends object>(implementation: T, rules: Acces
     if (!rule) throw new Error(`no access rule for gRPC method ${name}`);
     const action = name.charAt(0).toUpperCase() + name.slice(1);
     guarded[name] = (call, callback) => {
-      try {
-        const metadata = call.metadata ?? new Metadata();
-        const header = metadata.get('authorization')[0];
-        const principal = directory.authenticate(typeof header === 'string' ? header : undefined, Date.now());
+      const metadata = call.metadata ?? new Metadata();
+      const value = metadata.get('authorization')[0];
+      const header = typeof value === 'string' ? value : undefined;
+      const check = () => {
+        const principal = directory.authenticate(header, Date.now());
         directory.authorize(principal, rule(call.request), action);
-        callers.set(call, principal);
+        return principal;
+      };
+      try {
+        callers.set(call, check());
+        // A stream (no callback) stays authorized only while its token and role do.
+        if (!callback) streamsOf(directory).add({ call, check });
       } catch (err) {
         const failure = toServiceError(asGrpcError(err));
         if (callback) callback(failure);
@@ -63,4 +124,10 @@ export function authorizeEvery<T extends object>(implementation: T, rules: Acces
     };
   }
   return guarded as T;
+}
+
+function streamsOf(directory: AccessDirectory): OpenStreams {
+  let streams = openStreams.get(directory);
+  if (!streams) openStreams.set(directory, (streams = new OpenStreams(directory)));
+  return streams;
 }
