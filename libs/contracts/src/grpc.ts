@@ -5,6 +5,7 @@ import {
   KeyServiceService,
   QueueServiceService,
   SchedulingServiceService,
+  SecretServiceService,
 } from './generated';
 
 /** Fully-qualified gRPC service names, as registered with health and reflection. */
@@ -15,6 +16,7 @@ export const ServiceNames = {
   deployments: 'gpufleet.v1.DeploymentService',
   instances: 'gpufleet.v1.InstanceService',
   keys: 'gpufleet.v1.KeyService',
+  secrets: 'gpufleet.v1.SecretService',
 } as const;
 
 /** Properties read through getters, so nothing is looked up before it is used. */
@@ -32,6 +34,7 @@ export const ServiceDefinitions = lazyProperties({
   deployments: () => DeploymentServiceService,
   instances: () => InstanceServiceService,
   keys: () => KeyServiceService,
+  secrets: () => SecretServiceService,
 });
 
 /** Directory holding the .proto sources (used for gRPC reflection at run time). */
