@@ -5,6 +5,7 @@ import { ObservabilityModule, createLogger } from '@gpufleet/observability';
 import { hostname } from 'os';
 import { CapacityModule } from './capacity/capacity.module';
 import { SchedulingModule } from './scheduling/scheduling.module';
+import { SecretsModule } from './secrets/secrets.module';
 import { SchedulingStore } from './scheduling/scheduling-store.service';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
@@ -32,6 +33,7 @@ export class AppModule {
         }),
         CapacityModule,
         SchedulingModule,
+        SecretsModule,
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],

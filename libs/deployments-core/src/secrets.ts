@@ -16,6 +16,13 @@ export const SECRET_LIMITS = {
   totalBytes: 64 * 1024,
 } as const;
 
+/**
+ * Revisions the secrets bucket keeps per key, for every opener (the scheduler writes it, node
+ * runtimes read it; whoever opens it first creates it): one, so a replaced or deleted value does
+ * not stay behind in the bucket's history.
+ */
+export const SECRETS_BUCKET_HISTORY = 1;
+
 /** A Secret's keys: what Kubernetes allows in a Secret key. */
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
