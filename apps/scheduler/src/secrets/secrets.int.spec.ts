@@ -3,7 +3,8 @@
 // of the node runtime. A deployment takes the engine's API_KEY from a Secret that does not exist
 // yet: its replica fails with SECRET_NOT_FOUND, then starts once the Secret is written, with the
 // value in the engine's environment and nowhere else (API answers, watch events, KV records, logs).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
@@ -41,6 +42,7 @@ let deployments: DeploymentServiceClient;
 let capacity: CapacityServiceClient;
 const watched: WatchDeploymentsResponse[] = [];
 let cancelWatch: (() => void) | undefined;
+let schedulerAddress: string;
 
 const logFile = (name: string) => join(dir, `${name}.log`);
 
@@ -62,6 +64,15 @@ async function refused(call: Promise<unknown>): Promise<ServiceError> {
     return err as ServiceError;
   }
   throw new Error('expected the call to be refused');
+}
+
+/** `bin/gpufleet …` against the scheduler, as a user runs it. */
+function gpufleet(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(join(REPO_ROOT, 'bin/gpufleet'), [...args, '--scheduler', schedulerAddress], { cwd: REPO_ROOT, env: { ...process.env, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) =>
+      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 async function deployment(): Promise<ModelDeployment> {
@@ -96,6 +107,7 @@ beforeAll(async () => {
   });
   await Promise.all([waitReady('scheduler', schedulerHttp, () => scheduler.child.exitCode), waitReady('node-runtime', runtimeHttp, () => runtime.child.exitCode)]);
   const address = `127.0.0.1:${grpc}`;
+  schedulerAddress = address;
   secrets = new SecretServiceClient(address, credentials.createInsecure());
   deployments = new DeploymentServiceClient(address, credentials.createInsecure());
   capacity = new CapacityServiceClient(address, credentials.createInsecure());
@@ -218,5 +230,25 @@ describe('a deployment whose engine API key comes from a Secret', () => {
       expect(log.includes(VALUE)).toBe(false);
     }
     expect(readFileSync(logFile('node-runtime'), 'utf8')).toContain('SECRET_NOT_FOUND');
+  }, 120_000);
+});
+
+describe('the CLI', () => {
+  it('creates, lists and deletes secrets without printing a value, and shows references as secret:NAME/KEY', async () => {
+    const file = join(dir, 'token.txt');
+    writeFileSync(file, VALUE);
+    const created = await gpufleet(['create', 'secret', 'cli-made', '-n', NS, '--from-literal', `inline=${VALUE}`, '--from-file', `file=${file}`]);
+    expect(created).toMatchObject({ code: 0, stdout: `secret/${NS}/cli-made created (keys: file, inline); use it with --env-secret VAR=cli-made/KEY\n` });
+    const listed = await gpufleet(['get', 'secrets', '-n', NS, '-o', 'wide']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/cli-made\s+2\s+file,inline\s+/);
+    const json = await gpufleet(['get', 'secret', 'cli-made', '-n', NS, '-o', 'json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'cli-made', keys: ['file', 'inline'] });
+    const described = await gpufleet(['describe', 'deployment', 'chat', '-n', NS]);
+    expect(described.stdout).toContain('Engine env:    API_KEY=secret:engine-key/api-key');
+    const deleted = await gpufleet(['delete', 'secret', 'cli-made', '-n', NS]);
+    expect(deleted.code).toBe(0);
+    expect((await gpufleet(['get', 'secret', 'cli-made', '-n', NS])).code).not.toBe(0);
+    for (const r of [created, listed, json, described, deleted]) expect(r.stdout + r.stderr).not.toContain(VALUE);
   }, 120_000);
 });
