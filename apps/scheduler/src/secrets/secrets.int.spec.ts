@@ -3,7 +3,7 @@
 // of the node runtime. A deployment takes the engine's API_KEY from a Secret that does not exist
 // yet: its replica fails with SECRET_NOT_FOUND, then starts once the Secret is written, with the
 // value in the engine's environment and nowhere else (API answers, watch events, KV records, logs).
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,6 +13,9 @@ import {
   Buckets,
   CapacityServiceClient,
   DeploymentServiceClient,
+  GPUInstanceSpec,
+  InstancePhase,
+  InstanceServiceClient,
   ListInstanceTypesRequest,
   ModelDeploymentSpec,
   NodeInventory,
@@ -24,7 +27,7 @@ import {
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import { freshServiceArgs } from '@gpufleet/process-kit';
-import { freePort, node, ProcessGroup, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
+import { freePort, node, ProcessGroup, requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 const CLUSTER = 'sec';
@@ -39,6 +42,7 @@ let dir: string;
 const group = new ProcessGroup();
 let secrets: SecretServiceClient;
 let deployments: DeploymentServiceClient;
+let instances: InstanceServiceClient;
 let capacity: CapacityServiceClient;
 const watched: WatchDeploymentsResponse[] = [];
 let cancelWatch: (() => void) | undefined;
@@ -110,6 +114,7 @@ beforeAll(async () => {
   schedulerAddress = address;
   secrets = new SecretServiceClient(address, credentials.createInsecure());
   deployments = new DeploymentServiceClient(address, credentials.createInsecure());
+  instances = new InstanceServiceClient(address, credentials.createInsecure());
   capacity = new CapacityServiceClient(address, credentials.createInsecure());
   const stream = deployments.watchDeployments({ namespace: NS, initial: true }, new Metadata());
   stream.on('data', (m: WatchDeploymentsResponse) => watched.push(m));
@@ -121,6 +126,7 @@ afterAll(async () => {
   cancelWatch?.();
   secrets?.close();
   deployments?.close();
+  instances?.close();
   capacity?.close();
   await group.stopAll(10_000);
   // The engine is the node runtime's child in its own process group; the runtime leaves it for adoption.
@@ -230,6 +236,55 @@ describe('a deployment whose engine API key comes from a Secret', () => {
       expect(log.includes(VALUE)).toBe(false);
     }
     expect(readFileSync(logFile('node-runtime'), 'utf8')).toContain('SECRET_NOT_FOUND');
+  }, 120_000);
+});
+
+describe('a GPU instance whose sessions get a variable from a Secret', () => {
+  const INSTANCE_VALUE = 'wandb-77aa88bb99cc-never-logged';
+
+  it('has the value in its sessions and its command, and only the reference in its record', async () => {
+    await callUnary(secrets, secrets.putSecret, { namespace: NS, name: 'wandb', data: { key: INSTANCE_VALUE } });
+    const client = join(dir, 'client');
+    execFileSync(requireBinary('ssh-keygen'), ['-q', '-t', 'ed25519', '-N', '', '-C', 'client', '-f', client]);
+    const types = await callUnary(capacity, capacity.listInstanceTypes, ListInstanceTypesRequest.fromPartial({}));
+    const spec = GPUInstanceSpec.fromPartial({
+      name: 'dev',
+      namespace: NS,
+      instanceType: types.instanceTypes.map((t) => t.name).find((n) => n.endsWith('.1x')),
+      sshPublicKeys: [readFileSync(`${client}.pub`, 'utf8').trim()],
+      env: { PROJECT: 'gpufleet' },
+      envFromSecret: { WANDB_API_KEY: { name: 'wandb', key: 'key' } },
+      command: 'printenv WANDB_API_KEY > from-command.txt; exec sleep 600',
+    });
+    await callUnary(instances, instances.createInstance, { spec });
+    const running = await waitFor(
+      'the instance to be Running',
+      async () => {
+        const i = (await callUnary(instances, instances.getInstance, { namespace: NS, name: 'dev' })).instance!;
+        return i.status?.phase === InstancePhase.INSTANCE_PHASE_RUNNING ? i : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const status = running.status!;
+    const knownHosts = join(dir, 'known_hosts');
+    writeFileSync(knownHosts, `[${status.sshHost}]:${status.sshPort} ${status.sshHostKey}\n`);
+    const ssh = spawnSync(
+      'ssh',
+      ['-F', '/dev/null', '-p', String(status.sshPort), '-i', client, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', 'StrictHostKeyChecking=yes',
+        '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'ConnectTimeout=5', '-o', 'LogLevel=ERROR', `${status.sshUser}@${status.sshHost}`, 'echo "$WANDB_API_KEY $PROJECT"; cat from-command.txt'],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(ssh).toMatchObject({ status: 0, stdout: `${INSTANCE_VALUE} gpufleet\n${INSTANCE_VALUE}\n` });
+
+    const listed = await callUnary(instances, instances.listInstances, { namespace: NS, pageSize: 0, pageToken: '' });
+    expect(listed.instances[0].spec?.envFromSecret).toEqual({ WANDB_API_KEY: { name: 'wandb', key: 'key' } });
+    for (const answer of [running, listed]) expect(JSON.stringify(answer)).not.toContain(INSTANCE_VALUE);
+    const js = nc.jetstream();
+    for (const bucket of [Buckets.instances(CLUSTER), Buckets.workloads(CLUSTER), Buckets.pods(CLUSTER)]) {
+      const kv = await js.views.kv(bucket);
+      for await (const key of await kv.keys()) expect(new TextDecoder().decode((await kv.get(key))?.value)).not.toContain(INSTANCE_VALUE);
+    }
+    for (const name of ['scheduler', 'node-runtime']) expect(readFileSync(logFile(name), 'utf8').includes(INSTANCE_VALUE)).toBe(false);
   }, 120_000);
 });
 
