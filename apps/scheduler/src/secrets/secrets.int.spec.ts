@@ -237,6 +237,34 @@ describe('a deployment whose engine API key comes from a Secret', () => {
     }
     expect(readFileSync(logFile('node-runtime'), 'utf8')).toContain('SECRET_NOT_FOUND');
   }, 120_000);
+
+  async function readyPod(): Promise<PodRuntimeStatus | undefined> {
+    const pods = await KvStore.open(nc.jetstream(), Buckets.pods(CLUSTER), PodRuntimeStatus);
+    return (await pods.list()).map((e) => e.value).find((p) => p.namespace === NS && p.workload.startsWith('chat-') && p.state === 'Ready');
+  }
+
+  it('keeps a running replica running when its Secret is deleted', async () => {
+    const before = (await readyPod())!;
+    await callUnary(secrets, secrets.deleteSecret, { namespace: NS, name: 'engine-key' });
+    await waitFor('the node runtime to notice', async () => readFileSync(logFile('node-runtime'), 'utf8').includes('keeps running with the environment it started with') || undefined, { timeoutMs: 10_000 });
+    expect((await readyPod())?.pid).toBe(before.pid);
+    expect((await deployment()).status?.replicas[0]).toMatchObject({ state: 'Ready' });
+  });
+
+  it('replaces the engine when the value changes, so the new value takes effect', async () => {
+    const before = (await readyPod())!;
+    const ROTATED = `${VALUE}-rotated`;
+    await callUnary(secrets, secrets.putSecret, { namespace: NS, name: 'engine-key', data: { 'api-key': ROTATED } });
+    const after = await waitFor('a new engine process', async () => {
+      const p = await readyPod();
+      return p && p.pid !== before.pid ? p : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 200 });
+    expect(readFileSync(`/proc/${after.pid}/environ`, 'utf8').split('\0')).toContain(`API_KEY=${ROTATED}`);
+    const endpoint = `http://${after.host}:${after.port}`;
+    expect((await fetch(`${endpoint}/v1/models`, { headers: { authorization: `Bearer ${VALUE}` } })).status).toBe(401);
+    expect((await fetch(`${endpoint}/v1/models`, { headers: { authorization: `Bearer ${ROTATED}` } })).status).toBe(200);
+    for (const name of ['scheduler', 'node-runtime']) expect(readFileSync(logFile(name), 'utf8').includes(ROTATED)).toBe(false);
+  }, 90_000);
 });
 
 describe('a GPU instance whose sessions get a variable from a Secret', () => {
