@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { GPUInstanceSpec, ModelDeploymentSpec, Secret } from '@gpufleet/contracts';
 import { validateDeploymentSpec } from './deployment-spec';
 import { instanceWorkloadSpec, validateInstanceSpec } from './instance';
@@ -107,5 +108,38 @@ describe('env_from_secret', () => {
     expect(templateHash(plain, plain.roles[0])).toBe(templateHash(legacy, legacy.roles[0]));
     const withRef = { ...plain.roles[0], envFromSecret: { HF_TOKEN: ref('hf', 'token') } };
     expect(templateHash(plain, withRef)).not.toBe(templateHash(plain, plain.roles[0]));
+  });
+});
+
+describe('validateSecret and checkEnvFromSecret on any input', () => {
+  it('answer problems (never throw), and never quote a value', () => {
+    const value = fc.string({ maxLength: 300 }).map((s) => `V4LU3${s}`);
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), fc.string({ maxLength: 80 }), fc.dictionary(fc.string({ maxLength: 300 }), value, { maxKeys: 80 }), (namespace, name, data) => {
+        const problems = validateSecret(namespace, name, data);
+        for (const p of problems) expect(p.message).not.toContain('V4LU3');
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 40 }), fc.string()),
+        fc.dictionary(fc.string({ maxLength: 40 }), fc.record({ name: fc.string({ maxLength: 70 }), key: fc.string({ maxLength: 300 }) })),
+        (env, refs) => {
+          expect(Array.isArray(checkEnvFromSecret('engine', env, refs))).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('accept what the CLI and the runtime can use, and refuse oversized data with the size named', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 64 * 1024 + 1, max: 200 * 1024 }), (size) => {
+        const messages = validateSecret('team-a', 'big', { k: 'x'.repeat(size) }).map((p) => p.message);
+        expect(messages).toEqual([`data: expected at most 64 KiB of keys and values in all, got ${Math.ceil((size + 1) / 1024)} KiB`]);
+      }),
+      { numRuns: 50 },
+    );
   });
 });
