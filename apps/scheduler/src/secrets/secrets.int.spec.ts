@@ -236,6 +236,10 @@ describe('a deployment whose engine API key comes from a Secret', () => {
       expect(log.includes(VALUE)).toBe(false);
     }
     expect(readFileSync(logFile('node-runtime'), 'utf8')).toContain('SECRET_NOT_FOUND');
+    // engine-sim itself treats API_KEY as a secret: its log (served by the node runtime) redacts it.
+    const engineLog = await (await fetch(ready.logsUrl)).text();
+    expect(engineLog).toContain('ready');
+    expect(engineLog).not.toContain(VALUE);
   }, 120_000);
 
   async function readyPod(): Promise<PodRuntimeStatus | undefined> {
