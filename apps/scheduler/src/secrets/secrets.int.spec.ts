@@ -27,7 +27,7 @@ import {
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import { freshServiceArgs } from '@gpufleet/process-kit';
-import { freePort, node, ProcessGroup, requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
+import { freePort, node, ProcessGroup, requireBinary, startNats, stopOne, waitFor, type ManagedProcess, type RunningServer, type ServiceProcessSpec } from '@gpufleet/testing';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
 const CLUSTER = 'sec';
@@ -47,6 +47,9 @@ let capacity: CapacityServiceClient;
 const watched: WatchDeploymentsResponse[] = [];
 let cancelWatch: (() => void) | undefined;
 let schedulerAddress: string;
+let runtime: ManagedProcess;
+let runtimeSpec: ServiceProcessSpec;
+let runtimeHttpPort: number;
 
 const logFile = (name: string) => join(dir, `${name}.log`);
 
@@ -101,14 +104,16 @@ beforeAll(async () => {
     env: { ...common, GRPC_PORT: String(grpc), HTTP_PORT: String(schedulerHttp), NOT_READY_TIMEOUT_S: '600', LEADER_RENEW_S: '0.5', LEADER_EXPIRE_S: '2' },
     logFile: logFile('scheduler'),
   });
-  const runtime = group.start({
+  runtimeHttpPort = runtimeHttp;
+  runtimeSpec = {
     name: 'node-runtime',
     command: process.execPath,
     args: runtimeArgs,
     cwd: REPO_ROOT,
     env: { ...common, NODE_NAME: NODE, STATE_DIR: join(dir, 'state'), HTTP_PORT: String(runtimeHttp), GRPC_PORT: String(runtimeGrpc), STOP_GRACE_S: '2', HEALTH_PROBE_INTERVAL_S: '0.2' },
     logFile: logFile('node-runtime'),
-  });
+  };
+  runtime = group.start(runtimeSpec);
   await Promise.all([waitReady('scheduler', schedulerHttp, () => scheduler.child.exitCode), waitReady('node-runtime', runtimeHttp, () => runtime.child.exitCode)]);
   const address = `127.0.0.1:${grpc}`;
   schedulerAddress = address;
@@ -268,6 +273,16 @@ describe('a deployment whose engine API key comes from a Secret', () => {
     expect((await fetch(`${endpoint}/v1/models`, { headers: { authorization: `Bearer ${VALUE}` } })).status).toBe(401);
     expect((await fetch(`${endpoint}/v1/models`, { headers: { authorization: `Bearer ${ROTATED}` } })).status).toBe(200);
     for (const name of ['scheduler', 'node-runtime']) expect(readFileSync(logFile(name), 'utf8').includes(ROTATED)).toBe(false);
+  }, 90_000);
+
+  it('adopts the engine after a node runtime restart: the value is read again, the process keeps running', async () => {
+    const before = (await readyPod())!;
+    await stopOne(runtime, 10_000);
+    runtime = group.start(runtimeSpec);
+    await waitReady('node-runtime', runtimeHttpPort, () => runtime.child.exitCode);
+    await new Promise((r) => setTimeout(r, 1_000)); // a reconcile pass or two after the restore
+    expect((await readyPod())?.pid).toBe(before.pid);
+    expect(readFileSync(logFile('node-runtime'), 'utf8')).toMatch(/restored: 1 processes adopted, 0 started, 0 killed/);
   }, 90_000);
 });
 
