@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import type { SecretKeyRef } from '@gpufleet/contracts';
 
 /** A commander parser for a non-negative integer flag; the error names the flag. */
 export function intArg(flag: string) {
@@ -28,6 +29,22 @@ export function parseEnvPairs(values: readonly string[] | undefined, flag: strin
     env[key] = pair.slice(eq + 1);
   }
   return env;
+}
+
+/**
+ * `VAR=SECRET/KEY` pairs of a repeatable flag (`--env-secret HF_TOKEN=hf/token`) as references
+ * to keys of Secrets in the object's namespace; a variable may not also be given by value.
+ */
+export function parseSecretRefs(values: readonly string[] | undefined, flag: string, plain: Readonly<Record<string, string>> = {}): Record<string, SecretKeyRef> {
+  const refs: Record<string, SecretKeyRef> = {};
+  for (const pair of values ?? []) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([-._a-zA-Z0-9]+)$/.exec(pair);
+    if (!match) throw new Error(`${flag} ${pair}: expected VAR=SECRET/KEY (e.g. HF_TOKEN=hf-token/token), SECRET a Secret of the namespace, KEY one of its keys`);
+    const [, name, secret, , key] = match;
+    if (name in plain) throw new Error(`${flag} ${pair}: ${name} is also given with --env; give each variable once`);
+    refs[name] = { name: secret, key };
+  }
+  return refs;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

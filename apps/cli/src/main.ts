@@ -9,6 +9,7 @@ import { DEFAULT_NODES_PER_PROCESS, up } from './commands/up';
 import { runDeleteDeployment, runDeploy, runDescribeDeployment, runScale } from './commands/deployments';
 import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstanceStopped } from './commands/instances';
 import { runSsh } from './commands/ssh';
+import { runCreateSecret, runDeleteSecret } from './commands/secrets';
 import { runLogs } from './commands/logs';
 import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
 import { runBind, runLogin, runLogout, runTokenCreate, runTokenList, runTokenRevoke, runUnbind, runUserCreate, runUserDelete, runUserGet, runUserList, runWhoAmI } from './commands/access';
@@ -140,13 +141,13 @@ program
 
 program
   .command('get')
-  .description('list nodes, pools, instancetypes, workloads, queues, localqueues, deployments or instances (kubectl-style)')
-  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues | deployments | instances')
+  .description('list nodes, pools, instancetypes, workloads, queues, localqueues, deployments, instances or secrets (kubectl-style; secrets show key names, never values)')
+  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues | deployments | instances | secrets')
   .argument('[name]', 'one resource by name')
   .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
   .option('-w, --watch', 'keep printing changes')
   .option('--pool <pool>', 'only this pool (nodes, instancetypes)')
-  .option('-n, --namespace <ns>', 'namespace of workloads, localqueues, deployments and instances (default: all for lists, "default" for one)')
+  .option('-n, --namespace <ns>', 'namespace of workloads, localqueues, deployments, instances and secrets (default: all for lists, "default" for one)')
   .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string | undefined, o) => {
     await runGet({
@@ -189,6 +190,7 @@ program
   .option('--command <template>', 'custom engine command, with {{model_path}} {{port}} {{gpu_ids}} {{served_model_name}}')
   .option('--arg <arg>', 'extra engine argument, appended verbatim (repeatable)', collect)
   .option('--env <k=v>', 'engine environment variable (repeatable)', collect)
+  .option('--env-secret <var=secret/key>', 'engine environment variable from a key of a Secret of the namespace (repeatable; see `gpufleet create secret`)', collect)
   .option('--speculative <method>', 'speculative decoding: eagle3 | mtp | ngram')
   .option('--draft-model <path>', 'draft head for --speculative eagle3')
   .option('--wait', 'wait until the deployment is Ready, printing progress')
@@ -214,9 +216,9 @@ program
 
 program
   .command('create')
-  .description('create a GPU instance: allocated accelerators reached over SSH')
-  .argument('<kind>', 'instance')
-  .argument('<name>', 'instance name (DNS-1123, at most 50 characters)')
+  .description('create a GPU instance (allocated accelerators reached over SSH), or a secret (created or replaced)')
+  .argument('<kind>', 'instance | secret')
+  .argument('<name>', 'instance name (DNS-1123, at most 50 characters) or secret name (DNS-1123)')
   .option(...NAMESPACE_FLAG)
   .option('--queue <localqueue>', 'LocalQueue it enters (default: default)')
   .option('--instance-type <type>', 'InstanceType to get')
@@ -232,11 +234,14 @@ program
   .option('--command <cmd>', 'long-running command started with the instance (e.g. a notebook server)')
   .option('--image <image>', 'container image (kubernetes runtime only)')
   .option('--env <k=v>', 'environment variable of its sessions and command (repeatable)', collect)
+  .option('--env-secret <var=secret/key>', 'environment variable from a key of a Secret of the namespace (repeatable; see `gpufleet create secret`)', collect)
+  .option('--from-literal <key=value>', 'secret: a key and its value (repeatable)', collect)
+  .option('--from-file <key=path>', "secret: a key and the file holding its value; PATH alone takes the file's name as key (repeatable)", collect)
   .option('--wait', 'wait until it is Running, printing progress')
   .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 300)
   .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string, o) => {
-    kindFor('create', kind, ['instances']);
+    if (kindFor('create', kind, ['instances', 'secrets']) === 'secrets') return runCreateSecret(schedulerOf(o), name, o, out);
     await runCreateInstance(schedulerOf(o), name, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
   });
 
@@ -314,14 +319,15 @@ program
 
 program
   .command('delete')
-  .description('delete a workload, deployment or instance (its processes stop, its devices and quota are released)')
-  .argument('<kind>', 'workload | deployment | instance')
+  .description('delete a workload, deployment, instance (its processes stop, its devices and quota are released) or secret')
+  .argument('<kind>', 'workload | deployment | instance | secret')
   .argument('<name>')
   .option(...NAMESPACE_FLAG)
   .option(...SCHEDULER_FLAG)
   .action(async (kind: string, name: string, o) => {
-    const k = kindFor('delete', kind, ['workloads', 'deployments', 'instances']);
+    const k = kindFor('delete', kind, ['workloads', 'deployments', 'instances', 'secrets']);
     const scheduler = schedulerOf(o);
+    if (k === 'secrets') return runDeleteSecret(scheduler, o.namespace, name, out);
     if (k === 'deployments') return runDeleteDeployment(scheduler, o.namespace, name, out);
     if (k === 'instances') return runDeleteInstance(scheduler, o.namespace, name, out);
     const clients = connectClients(scheduler);

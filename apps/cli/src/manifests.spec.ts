@@ -57,11 +57,12 @@ describe('parseManifests: ModelDeployment', () => {
         customCommand: '',
         extraArgs: ['--max-model-len', '8192'],
         env: { VLLM_LOGGING_LEVEL: 'DEBUG' },
+        envFromSecret: {},
         speculative: { method: 'eagle3', draftModel: '/models/eagle3', numSpeculativeTokens: 3 },
         kvOffload: { connector: 'OffloadingConnector', cpuBytes: 17179869184 },
       },
       roles: [
-        { role: 'prefill', replicas: 2, size: 1, instanceType: 'h100-80gb-hbm3-x86-64.1x', resources: undefined, topology: undefined, extraArgs: [], env: {} },
+        { role: 'prefill', replicas: 2, size: 1, instanceType: 'h100-80gb-hbm3-x86-64.1x', resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} },
         {
           role: 'decode',
           replicas: 1,
@@ -71,6 +72,7 @@ describe('parseManifests: ModelDeployment', () => {
           topology: { requiredLevel: 'nvlink-domain', preferredLevel: '' },
           extraArgs: ['--enforce-eager'],
           env: { NCCL_DEBUG: 'INFO' },
+          envFromSecret: {},
         },
       ],
       labels: { team: 'a' },
@@ -114,6 +116,7 @@ describe('parseManifests: GPUInstance', () => {
       command: 'jupyter lab --port 8888',
       image: '',
       env: { JUPYTER_TOKEN: 'secret' },
+      envFromSecret: {},
       sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx me@laptop'],
       stop: true,
       labels: {},
@@ -144,5 +147,35 @@ describe('parseManifests: mixed documents', () => {
     expect(() => parseManifests('kind: Deployment\n', 'k.yaml')).toThrow(
       'k.yaml#1.kind: expected one of Workload, ClusterQueue, LocalQueue, ModelDeployment, GPUInstance, got "Deployment"',
     );
+  });
+});
+
+describe('parseManifests: env_from_secret', () => {
+  it('takes references to Secrets on the engine, a role and an instance', () => {
+    const [d, i] = parseManifests(
+      `kind: ModelDeployment
+name: chat
+model: /models/m
+engine:
+  engine: vllm
+  envFromSecret: { HF_TOKEN: { name: hf-token, key: token } }
+roles:
+  - { replicas: 1, instanceType: x.1x, envFromSecret: { API_KEY: { name: keys, key: engine } } }
+---
+kind: GPUInstance
+name: dev
+envFromSecret: { WANDB_API_KEY: { name: wandb, key: key } }
+`,
+      'refs.yaml',
+    );
+    if (d.kind !== 'ModelDeployment' || i.kind !== 'GPUInstance') throw new Error('kinds');
+    expect(d.spec.engine?.envFromSecret).toEqual({ HF_TOKEN: { name: 'hf-token', key: 'token' } });
+    expect(d.spec.roles[0].envFromSecret).toEqual({ API_KEY: { name: 'keys', key: 'engine' } });
+    expect(i.spec.envFromSecret).toEqual({ WANDB_API_KEY: { name: 'wandb', key: 'key' } });
+  });
+
+  it('refuses a reference that is not {name, key}', () => {
+    expect(() => parseManifests('kind: GPUInstance\nname: dev\nenvFromSecret: { T: { secret: s } }\n', 'x.yaml')).toThrow('x.yaml#1.envFromSecret.T.secret: unknown field (expected one of name, key)');
+    expect(() => parseManifests('kind: GPUInstance\nname: dev\nenvFromSecret: { T: hf/token }\n', 'x.yaml')).toThrow('x.yaml#1.envFromSecret.T: expected a mapping');
   });
 });

@@ -33,13 +33,14 @@ const KEYS: Record<string, string[]> = {
   ],
   LocalQueue: ['kind', 'namespace', 'name', 'clusterQueue'],
   ModelDeployment: ['kind', 'namespace', 'name', 'localQueue', 'priority', 'model', 'servedModelName', 'engine', 'roles', 'labels'],
-  engine: ['engine', 'version', 'mode', 'customCommand', 'extraArgs', 'env', 'speculative', 'kvOffload'],
+  engine: ['engine', 'version', 'mode', 'customCommand', 'extraArgs', 'env', 'envFromSecret', 'speculative', 'kvOffload'],
+  secretKeyRef: ['name', 'key'],
   speculative: ['method', 'draftModel', 'numSpeculativeTokens'],
   kvOffload: ['connector', 'cpuBytes'],
-  role: ['role', 'replicas', 'size', 'instanceType', 'resources', 'topology', 'extraArgs', 'env'],
+  role: ['role', 'replicas', 'size', 'instanceType', 'resources', 'topology', 'extraArgs', 'env', 'envFromSecret'],
   GPUInstance: [
     'kind', 'namespace', 'name', 'localQueue', 'priority', 'instanceType', 'resources', 'command', 'image', 'env',
-    'sshPublicKeys', 'stop', 'labels',
+    'envFromSecret', 'sshPublicKeys', 'stop', 'labels',
   ],
 };
 
@@ -92,6 +93,16 @@ function checkOneOf(value: unknown, allowed: readonly string[], path: string): v
   }
 }
 
+/** `envFromSecret: { HF_TOKEN: { name: hf-token, key: token } }`: each variable names a Secret of the namespace and one of its keys. */
+function checkEnvFromSecret(value: unknown, path: string): void {
+  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ManifestError(`${path}: expected a mapping of VARIABLE: {name: SECRET, key: KEY}`);
+  for (const [name, ref] of Object.entries(value)) {
+    const r = checkKeys(ref, KEYS.secretKeyRef, `${path}.${name}`);
+    if (typeof r.name !== 'string' || typeof r.key !== 'string') throw new ManifestError(`${path}.${name}: expected {name: SECRET, key: KEY}, a key of a Secret of the namespace`);
+  }
+}
+
 function parseWorkload(doc: Record<string, unknown>, at: string): WorkloadSpec {
   checkKeys(doc, KEYS.Workload, at);
   const podSets = doc.podSets;
@@ -136,6 +147,7 @@ function parseModelDeployment(doc: Record<string, unknown>, at: string): ModelDe
       checkOneOf(sp.method, SPECULATIVE_METHODS, `${at}.engine.speculative.method`);
     }
     if (e.kvOffload !== undefined) checkKeys(e.kvOffload, KEYS.kvOffload, `${at}.engine.kvOffload`);
+    checkEnvFromSecret(e.envFromSecret, `${at}.engine.envFromSecret`);
   }
   if (!Array.isArray(doc.roles) || doc.roles.length === 0) {
     throw new ManifestError(`${at}.roles: expected a list of roles, e.g. [{role: server, replicas: 1, resources: {accelerator: {whole: 1}, vcpu: 8, memoryMib: 65536}}]`);
@@ -147,6 +159,7 @@ function parseModelDeployment(doc: Record<string, unknown>, at: string): ModelDe
     if (r.resources !== undefined) checkResources(r.resources, `${p}.resources`);
     if (r.topology !== undefined) checkKeys(r.topology, KEYS.topology, `${p}.topology`);
     checkList(r.extraArgs, `${p}.extraArgs`, 'arguments');
+    checkEnvFromSecret(r.envFromSecret, `${p}.envFromSecret`);
     return { role: 'server', replicas: 1, size: 1, ...r };
   });
   const { kind: _kind, ...rest } = doc;
@@ -162,6 +175,7 @@ function parseGPUInstance(doc: Record<string, unknown>, at: string): GPUInstance
   if (doc.resources !== undefined) checkResources(doc.resources, `${at}.resources`);
   checkList(doc.sshPublicKeys, `${at}.sshPublicKeys`, 'OpenSSH public key lines');
   checkString(doc.command, `${at}.command`);
+  checkEnvFromSecret(doc.envFromSecret, `${at}.envFromSecret`);
   if (doc.stop !== undefined && typeof doc.stop !== 'boolean') throw new ManifestError(`${at}.stop: expected true or false, got ${JSON.stringify(doc.stop)}`);
   const { kind: _kind, ...rest } = doc;
   return GPUInstanceSpec.fromJSON({ namespace: 'default', localQueue: 'default', ...rest });

@@ -54,7 +54,7 @@ function engine(servedModelName: string, engineName = 'vllm'): PodTemplate {
       ordinal: 0,
       model: 'test/sim-model',
       servedModelName,
-      engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined },
+      engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
     },
   };
@@ -233,7 +233,7 @@ describe('node runtime', () => {
     const pub = readFileSync(`${client}.pub`, 'utf8').trim();
     await buckets.workloads.put(
       'team-a.dev',
-      workload('dev', { instance: { instance: 'dev', sshPublicKeys: [pub], env: { PROJECT: 'gpufleet' }, command: 'echo notebook up; while sleep 0.2; do echo tick; done' } }),
+      workload('dev', { instance: { instance: 'dev', sshPublicKeys: [pub], env: { PROJECT: 'gpufleet' }, envFromSecret: {}, command: 'echo notebook up; while sleep 0.2; do echo tick; done' } }),
     );
     await place('dev', ['nvidia-3']);
 

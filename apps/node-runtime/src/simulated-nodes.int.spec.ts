@@ -54,7 +54,7 @@ function engineWorkload(name: string): Workload {
       ordinal: 0,
       model: 'test/sim-model',
       servedModelName: name,
-      engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined },
+      engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
     },
   };

@@ -7,6 +7,7 @@ import { CapacityModule } from './capacity/capacity.module';
 import { SchedulingModule } from './scheduling/scheduling.module';
 import { AccessModule } from './access/access.module';
 import { AccessStore } from './access/access-store.service';
+import { SecretsModule } from './secrets/secrets.module';
 import { SchedulingStore } from './scheduling/scheduling-store.service';
 import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
@@ -36,6 +37,7 @@ export class AppModule {
         CapacityModule,
         SchedulingModule,
         AccessModule,
+        SecretsModule,
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],

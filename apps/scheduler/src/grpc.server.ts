@@ -1,5 +1,5 @@
 import { Provider } from '@nestjs/common';
-import { AccessServiceService, CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, ServiceNames } from '@gpufleet/contracts';
+import { AccessServiceService, CapacityServiceService, DeploymentServiceService, InstanceServiceService, QueueServiceService, SchedulingServiceService, SecretServiceService, ServiceNames } from '@gpufleet/contracts';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { authorizeEvery } from '@gpufleet/grpc-kit';
 import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
@@ -7,16 +7,17 @@ import { CapacityGrpc } from './capacity/capacity.grpc';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { AccessGrpc } from './access/access.grpc';
 import { AccessStore } from './access/access-store.service';
-import { ACCESS_RULES, CAPACITY_RULES, DEPLOYMENT_RULES, INSTANCE_RULES, QUEUE_RULES, SCHEDULING_RULES } from './access/access-rules';
+import { ACCESS_RULES, CAPACITY_RULES, DEPLOYMENT_RULES, INSTANCE_RULES, QUEUE_RULES, SCHEDULING_RULES, SECRET_RULES } from './access/access-rules';
 import { QueuesGrpc } from './scheduling/queues.grpc';
 import { SchedulingGrpc } from './scheduling/scheduling.grpc';
 import { DeploymentsGrpc } from './scheduling/deployments.grpc';
 import { InstancesGrpc } from './scheduling/instances.grpc';
+import { SecretsGrpc } from './secrets/secrets.grpc';
 
-/** The scheduler's gRPC endpoint: Capacity, Scheduling, Queue, Deployment, Instance and AccessService, health, reflection. */
+/** The scheduler's gRPC endpoint: Capacity, Scheduling, Queue, Deployment, Instance, Access and SecretService, health, reflection. */
 export const schedulerGrpcServer: Provider = {
   provide: GrpcLifecycle,
-  inject: [SCHEDULER_CONFIG, LOGGER, AccessStore, AccessGrpc, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
+  inject: [SCHEDULER_CONFIG, LOGGER, AccessStore, AccessGrpc, CapacityGrpc, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc, SecretsGrpc],
   useFactory: (
     config: SchedulerConfig,
     logger: Logger,
@@ -27,6 +28,7 @@ export const schedulerGrpcServer: Provider = {
     queues: QueuesGrpc,
     deployments: DeploymentsGrpc,
     instances: InstancesGrpc,
+    secrets: SecretsGrpc,
   ) => {
     // With GPUFLEET_ADMIN_TOKEN set, every method and watch authenticates its caller and checks
     // its role (access/access-rules.ts); without it the stack is open (`up --no-auth`).
@@ -40,8 +42,9 @@ export const schedulerGrpcServer: Provider = {
           { name: ServiceNames.deployments, definition: DeploymentServiceService, implementation: authorizeEvery(deployments.implementation, DEPLOYMENT_RULES, d) },
           { name: ServiceNames.instances, definition: InstanceServiceService, implementation: authorizeEvery(instances.implementation, INSTANCE_RULES, d) },
           { name: ServiceNames.access, definition: AccessServiceService, implementation: authorizeEvery(access.implementation, ACCESS_RULES, d) },
+          { name: ServiceNames.secrets, definition: SecretServiceService, implementation: authorizeEvery(secrets.implementation, SECRET_RULES, d) },
         ],
-        protoFiles: ['gpufleet/v1/access.proto', 'gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto'],
+        protoFiles: ['gpufleet/v1/access.proto', 'gpufleet/v1/capacity.proto', 'gpufleet/v1/scheduling.proto', 'gpufleet/v1/deployments.proto', 'gpufleet/v1/instances.proto', 'gpufleet/v1/secrets.proto'],
       }),
       logger,
     );

@@ -168,6 +168,12 @@ export const Buckets = {
   pods: (cluster: string) => bucketName(cluster, 'pods'),
   /** API keys of the inference router (ApiKeyRecord, secret hashed), keyed by key id. */
   apiKeys: (cluster: string) => bucketName(cluster, 'api-keys'),
+  /**
+   * Secrets (Secret, values in plain JSON: JetStream encryption at rest is the operator's
+   * option), keyed "<namespace>.<name>"; written by the scheduler's SecretService, read by node
+   * runtimes when they start pods. One revision per key, so a replaced or deleted value is not kept.
+   */
+  secrets: (cluster: string) => bucketName(cluster, 'secrets'),
   /** Leader leases, keyed by role (e.g. "scheduler"). */
   leases: (cluster: string) => bucketName(cluster, 'leases'),
   /** Users and service accounts (User), keyed by name; written by the scheduler's AccessService. */

@@ -6,6 +6,7 @@ import {
   KeyServiceService,
   QueueServiceService,
   SchedulingServiceService,
+  SecretServiceService,
 } from './generated';
 
 /** Fully-qualified gRPC service names, as registered with health and reflection. */
@@ -17,6 +18,7 @@ export const ServiceNames = {
   instances: 'gpufleet.v1.InstanceService',
   keys: 'gpufleet.v1.KeyService',
   access: 'gpufleet.v1.AccessService',
+  secrets: 'gpufleet.v1.SecretService',
 } as const;
 
 /** Properties read through getters, so nothing is looked up before it is used. */
@@ -35,6 +37,7 @@ export const ServiceDefinitions = lazyProperties({
   instances: () => InstanceServiceService,
   keys: () => KeyServiceService,
   access: () => AccessServiceService,
+  secrets: () => SecretServiceService,
 });
 
 /** Directory holding the .proto sources (used for gRPC reflection at run time). */

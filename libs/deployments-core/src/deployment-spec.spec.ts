@@ -10,7 +10,7 @@ describe('validateDeploymentSpec', () => {
   });
 
   it('fills in the queue, engine, mode, served name and role a user may leave out', () => {
-    const spec = normalizeDeploymentSpec(deploymentSpec({ localQueue: '', servedModelName: '', engine: undefined, roles: [{ role: '', replicas: 1, size: 0, instanceType: `${H100_POOL}.1x`, extraArgs: [], env: {}, resources: undefined, topology: undefined }] }));
+    const spec = normalizeDeploymentSpec(deploymentSpec({ localQueue: '', servedModelName: '', engine: undefined, roles: [{ role: '', replicas: 1, size: 0, instanceType: `${H100_POOL}.1x`, extraArgs: [], env: {}, resources: undefined, topology: undefined, envFromSecret: {} }] }));
     expect(spec.localQueue).toBe('default');
     expect(spec.servedModelName).toBe('llama-3.1-8b');
     expect(spec.engine).toMatchObject({ engine: 'vllm', mode: 'throughput' });
@@ -21,7 +21,7 @@ describe('validateDeploymentSpec', () => {
     const spec = deploymentSpec({
       name: 'Llama_3',
       model: '',
-      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined },
+      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
     });
     expect(fields(spec)).toEqual(expect.arrayContaining(['name', 'model', 'engine.engine', 'engine.mode']));
   });
@@ -31,26 +31,26 @@ describe('validateDeploymentSpec', () => {
   });
 
   it('refuses an InstanceType of another pool than the LocalQueue admits into', () => {
-    const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1, size: 1, instanceType: 'l40s-x86-64.1x', resources: undefined, topology: undefined, extraArgs: [], env: {} }] });
+    const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1, size: 1, instanceType: 'l40s-x86-64.1x', resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }] });
     expect(messages(spec)).toEqual([`roles[0].instanceType: expected an InstanceType of pool "${H100_POOL}", where LocalQueue "default" admits, got "l40s-x86-64.1x" of pool "l40s-x86-64"`]);
   });
 
   it('refuses an unknown InstanceType and an unknown LocalQueue', () => {
-    const spec = deploymentSpec({ localQueue: 'nope', roles: [{ role: 'server', replicas: 1, size: 1, instanceType: 'h200.1x', resources: undefined, topology: undefined, extraArgs: [], env: {} }] });
+    const spec = deploymentSpec({ localQueue: 'nope', roles: [{ role: 'server', replicas: 1, size: 1, instanceType: 'h200.1x', resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }] });
     expect(fields(spec)).toEqual(['localQueue', 'roles[0].instanceType']);
   });
 
   it('takes one server role or a prefill and a decode role, nothing else', () => {
-    const role = (name: string) => ({ role: name, replicas: 1, size: 1, instanceType: `${H100_POOL}.1x`, resources: undefined, topology: undefined, extraArgs: [], env: {} });
+    const role = (name: string) => ({ role: name, replicas: 1, size: 1, instanceType: `${H100_POOL}.1x`, resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} });
     expect(messages(deploymentSpec({ roles: [role('prefill'), role('decode')] }))).toEqual([]);
     expect(fields(deploymentSpec({ roles: [role('server'), role('decode')] }))).toEqual(['roles']);
     expect(fields(deploymentSpec({ roles: [] }))).toEqual(['roles']);
   });
 
   it('reports the engine’s own refusals at creation, naming the deployment field', () => {
-    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined } });
+    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(custom)).toContain('engine.customCommand');
-    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined } });
+    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(eagle)).toContain('engine.speculative.draftModel');
   });
 
@@ -71,7 +71,7 @@ describe('validateDeploymentSpec', () => {
   });
 
   it('refuses replicas beyond the limit and pods without an accelerator', () => {
-    const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1000, size: 1, instanceType: '', resources: { accelerator: undefined, vcpu: 4, memoryMib: 1024 }, topology: undefined, extraArgs: [], env: {} }] });
+    const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1000, size: 1, instanceType: '', resources: { accelerator: undefined, vcpu: 4, memoryMib: 1024 }, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }] });
     expect(fields(spec)).toEqual(['roles[0].replicas', 'roles[0].resources.accelerator']);
   });
 });

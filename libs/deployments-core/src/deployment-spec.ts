@@ -7,6 +7,7 @@ import { buildEngineCommand, ENGINE_KINDS, ENGINE_MODES, EngineSpecError } from 
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { engineSpecOf } from './engine-run';
 import { checkArgs, checkEnv, checkLabels } from './limits';
+import { checkEnvFromSecret, layerEnv } from './secrets';
 import { MAX_DEPLOYMENT_NAME, MAX_REPLICAS } from './names';
 
 /** Pods per replica: a multi-node engine spans a handful of nodes, not a rack. */
@@ -32,14 +33,14 @@ export interface DeploymentValidationContext {
 
 /** Fills what a user may leave out: queue, engine, mode, served name, role name and size. */
 export function normalizeDeploymentSpec(spec: ModelDeploymentSpec): ModelDeploymentSpec {
-  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined };
+  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const single = spec.roles.length === 1;
   return {
     ...spec,
     localQueue: spec.localQueue || DEFAULT_LOCAL_QUEUE,
     servedModelName: spec.servedModelName || defaultServedName(spec.model),
-    engine: { ...engine, engine: engine.engine || 'vllm', mode: engine.mode || 'throughput', extraArgs: engine.extraArgs ?? [], env: engine.env ?? {} },
-    roles: spec.roles.map((r) => ({ ...r, role: r.role || (single ? 'server' : ''), size: r.size || 1, extraArgs: r.extraArgs ?? [], env: r.env ?? {} })),
+    engine: { ...engine, engine: engine.engine || 'vllm', mode: engine.mode || 'throughput', extraArgs: engine.extraArgs ?? [], env: engine.env ?? {}, envFromSecret: engine.envFromSecret ?? {} },
+    roles: spec.roles.map((r) => ({ ...r, role: r.role || (single ? 'server' : ''), size: r.size || 1, extraArgs: r.extraArgs ?? [], env: r.env ?? {}, envFromSecret: r.envFromSecret ?? {} })),
     labels: spec.labels ?? {},
   };
 }
@@ -79,7 +80,7 @@ export function validateDeploymentSpec(raw: ModelDeploymentSpec, ctx: Deployment
   if (spec.name.length > MAX_DEPLOYMENT_NAME) add(problem('name', `at most ${MAX_DEPLOYMENT_NAME} characters (replica workloads append their role, ordinal and a suffix)`, `${spec.name.length} characters`));
   add(checkDns1123Label('namespace', spec.namespace));
   add(checkIntegerRange('priority', spec.priority, -(2 ** 31), 2 ** 31 - 1, 'int32'));
-  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('engine.env', spec.engine?.env ?? {}), ...checkArgs('engine.extraArgs', spec.engine?.extraArgs ?? [])]) add(p);
+  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('engine.env', spec.engine?.env ?? {}), ...checkEnvFromSecret('engine', spec.engine?.env ?? {}, spec.engine?.envFromSecret ?? {}), ...checkArgs('engine.extraArgs', spec.engine?.extraArgs ?? [])]) add(p);
   let queuePool: string | undefined;
   const lq = checkDns1123Label('localQueue', spec.localQueue);
   if (lq) add(lq);
@@ -137,7 +138,7 @@ function validateRoles(
     }
     const resources = roleResources(role, ctx);
     if (resources && !resources.accelerator) add(problem(`${at}.resources.accelerator`, 'an accelerator request (engines need at least one accelerator)', 'none'));
-    for (const p of [...checkEnv(`${at}.env`, role.env ?? {}), ...checkArgs(`${at}.extraArgs`, role.extraArgs ?? [])]) add(p);
+    for (const p of [...checkEnv(`${at}.env`, role.env ?? {}), ...checkEnvFromSecret(at, role.env ?? {}, role.envFromSecret ?? {}), ...checkArgs(`${at}.extraArgs`, role.extraArgs ?? [])]) add(p);
     for (const [name] of Object.entries(role.env ?? {})) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) add(problem(`${at}.env`, 'environment variable names of letters, digits and "_"', shown(name)));
     }
@@ -148,7 +149,7 @@ function validateRoles(
     try {
       buildEngineCommand(
         engineSpecOf(
-          { role: role.role, model: spec.model, servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], env: { ...spec.engine!.env, ...role.env } } },
+          { role: role.role, model: spec.model, servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], ...layerEnv(spec.engine!, role) } },
           { acceleratorIds: Array.from({ length: n }, (_, k) => String(k)), port: 8000, ...(memoryMib ? { acceleratorMemoryMib: memoryMib } : {}) },
         ),
       );

@@ -9,3 +9,4 @@ export * from './deployment-plan';
 export * from './instance';
 export * from './ownership';
 export * from './limits';
+export * from './secrets';

@@ -39,7 +39,7 @@ describe('GPU instances', () => {
     const w = instanceWorkloadSpec(spec({ env: { FOO: 'bar' } }), resources, 'qwert');
     expect(w.name).toBe('dev-box-qwert');
     expect(w.labels['gpufleet.io/instance']).toBe('dev-box');
-    expect(w.template?.instance).toEqual({ instance: 'dev-box', sshPublicKeys: [KEY], env: { FOO: 'bar' }, command: '' });
+    expect(w.template?.instance).toEqual({ instance: 'dev-box', sshPublicKeys: [KEY], env: { FOO: 'bar' }, envFromSecret: {}, command: '' });
   });
 
   it('asks for a workload when it has none, and reports Running with the SSH endpoint once sshd is Ready', () => {

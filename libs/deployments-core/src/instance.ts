@@ -15,7 +15,8 @@ import {
 } from '@gpufleet/contracts';
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { DEFAULT_LOCAL_QUEUE, type DeploymentValidationContext } from './deployment-spec';
-import { checkEnv, checkLabels } from './limits';
+import { checkEnv, checkLabels, DEVICE_VISIBILITY_ENV } from './limits';
+import { checkEnvFromSecret } from './secrets';
 import { instanceWorkloadName, MAX_INSTANCE_NAME } from './names';
 import { logsUrlOf, ownedState, type NodeView, type OwnedState, type RecoveryPolicy } from './replica-state';
 
@@ -23,12 +24,10 @@ import { logsUrlOf, ownedState, type NodeView, type OwnedState, type RecoveryPol
 const KEY_LINE =
   /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,3}( [^\r\n]*)?$/;
 const MAX_KEYS = 32;
-/** Variables the runtime sets from the allocation; an instance that set them would see other devices. */
-const DEVICE_VARS = ['CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ASCEND_RT_VISIBLE_DEVICES'];
 export const INSTANCE_POD_SET = 'instance';
 
 export function normalizeInstanceSpec(spec: GPUInstanceSpec): GPUInstanceSpec {
-  return { ...spec, localQueue: spec.localQueue || DEFAULT_LOCAL_QUEUE, sshPublicKeys: spec.sshPublicKeys.map((k) => k.trim()), env: spec.env ?? {}, labels: spec.labels ?? {} };
+  return { ...spec, localQueue: spec.localQueue || DEFAULT_LOCAL_QUEUE, sshPublicKeys: spec.sshPublicKeys.map((k) => k.trim()), env: spec.env ?? {}, envFromSecret: spec.envFromSecret ?? {}, labels: spec.labels ?? {} };
 }
 
 export function instanceResources(spec: GPUInstanceSpec, ctx: Pick<DeploymentValidationContext, 'resolveInstanceType'>): PodResources | undefined {
@@ -68,10 +67,10 @@ export function validateInstanceSpec(raw: GPUInstanceSpec, ctx: DeploymentValida
   spec.sshPublicKeys.forEach((key, i) => {
     if (!KEY_LINE.test(key)) add(problem(`sshPublicKeys[${i}]`, 'an OpenSSH public key line ("ssh-ed25519 AAAA… comment", no options)', shown(key.length > 40 ? `${key.slice(0, 40)}…` : key)));
   });
-  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('env', spec.env)]) add(p);
+  for (const p of [...checkLabels('labels', spec.labels), ...checkEnv('env', spec.env), ...checkEnvFromSecret('', spec.env, spec.envFromSecret)]) add(p);
   for (const name of Object.keys(spec.env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) add(problem('env', 'environment variable names of letters, digits and "_"', shown(name)));
-    else if (DEVICE_VARS.includes(name)) add(problem(`env.${name}`, 'not set: the runtime sets it to the allocated devices', shown(spec.env[name])));
+    else if (DEVICE_VISIBILITY_ENV.includes(name)) add(problem(`env.${name}`, 'not set: the runtime sets it to the allocated devices', shown(spec.env[name])));
   }
   if (spec.command.length > 4096 || spec.command.includes('\0')) add(problem('command', 'a command line of at most 4096 characters', `${spec.command.length} characters`));
   return problems;
@@ -91,7 +90,7 @@ export function instanceWorkloadSpec(spec: GPUInstanceSpec, resources: PodResour
     priority: spec.priority,
     podSets: [{ name: INSTANCE_POD_SET, count: 1, size: 1, resources, topology: undefined }],
     labels: { ...spec.labels, [OwnerLabels.instance]: spec.name },
-    template: { engine: undefined, instance: { instance: spec.name, sshPublicKeys: spec.sshPublicKeys, env: spec.env, command: spec.command } },
+    template: { engine: undefined, instance: { instance: spec.name, sshPublicKeys: spec.sshPublicKeys, env: spec.env, envFromSecret: spec.envFromSecret ?? {}, command: spec.command } },
     pool,
   };
 }

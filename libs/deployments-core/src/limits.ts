@@ -16,6 +16,9 @@ export const LIMITS = {
   arg: 4096,
 } as const;
 
+/** Variables the runtime sets from the allocation; a pod that set them would see other devices. */
+export const DEVICE_VISIBILITY_ENV: readonly string[] = ['CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ASCEND_RT_VISIBLE_DEVICES'];
+
 /** Label keys only gpufleet writes (ownership of workloads). */
 const RESERVED_LABEL_PREFIX = 'gpufleet.io/';
 

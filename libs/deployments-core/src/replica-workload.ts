@@ -1,5 +1,6 @@
 import { OwnerLabels, type DeploymentRole, type ModelDeploymentSpec, type PodResources, type WorkloadSpec } from '@gpufleet/contracts';
 import { replicaWorkloadName } from './names';
+import { layerEnv } from './secrets';
 import { templateHash } from './template-hash';
 
 /**
@@ -36,8 +37,9 @@ export function replicaWorkloadSpec(
         ordinal,
         model: spec.model,
         servedModelName: spec.servedModelName,
-        // The role's arguments and environment go after (and over) the deployment's.
-        engine: { ...engine, extraArgs: [...engine.extraArgs, ...(role.extraArgs ?? [])], env: { ...engine.env, ...(role.env ?? {}) } },
+        // The role's arguments and environment go after (and over) the deployment's; references
+        // to Secrets stay references: the node runtime resolves them when it starts the pod.
+        engine: { ...engine, extraArgs: [...engine.extraArgs, ...(role.extraArgs ?? [])], ...layerEnv({ env: engine.env, envFromSecret: engine.envFromSecret ?? {} }, role) },
         templateHash: templateHash(spec, role),
       },
       instance: undefined,

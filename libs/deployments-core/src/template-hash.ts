@@ -19,13 +19,28 @@ function canonical(value: unknown): string {
  * does not restart anything.
  */
 export function templateHash(spec: ModelDeploymentSpec, role: DeploymentRole): string {
+  // References to Secrets count (a new reference restarts replicas); empty maps are left out so
+  // that deployments written before env_from_secret existed keep their hashes.
   const template = {
     model: spec.model,
     servedModelName: spec.servedModelName,
-    engine: spec.engine,
-    role: { role: role.role, size: role.size, instanceType: role.instanceType, resources: role.resources, topology: role.topology, extraArgs: role.extraArgs, env: role.env },
+    engine: spec.engine && { ...spec.engine, envFromSecret: nonEmpty(spec.engine.envFromSecret) },
+    role: {
+      role: role.role,
+      size: role.size,
+      instanceType: role.instanceType,
+      resources: role.resources,
+      topology: role.topology,
+      extraArgs: role.extraArgs,
+      env: role.env,
+      envFromSecret: nonEmpty(role.envFromSecret),
+    },
   };
   return createHash('sha256').update(canonical(template)).digest('hex').slice(0, 16);
+}
+
+function nonEmpty<T extends object>(map: T | undefined): T | undefined {
+  return map && Object.keys(map).length > 0 ? map : undefined;
 }
 
 /** One hash for the whole spec's templates (shown in status; changes when any role's does). */

@@ -87,3 +87,28 @@ describe('KvStore.watch when the bucket is recreated (revisions go backwards)', 
     expect(relists).toEqual([{ lastSeen: 5, bucketLast: 2 }]);
   });
 });
+
+describe('KvStore on an entry that is not JSON', () => {
+  let nats: RunningServer;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNats();
+    nc = await connectNats({ servers: [nats.url], name: 'kv-corrupt-spec' });
+  });
+  afterAll(async () => {
+    await nc.close();
+    await nats.dispose();
+  });
+
+  it('names the bucket and key but quotes none of the content (it may be a secret)', async () => {
+    const store = await KvStore.open(nc.jetstream(), 'spec-corrupt', Lease);
+    const kv = await nc.jetstream().views.kv('spec-corrupt');
+    await kv.put('plain', new TextEncoder().encode('hf_s3cr3t_token'));
+    await kv.put('cut', new TextEncoder().encode('{"data":{"token":"hf_s3cr3t_token"'));
+    for (const key of ['plain', 'cut']) {
+      const err = (await store.get(key).catch((e: unknown) => e)) as Error;
+      expect(err.message).toMatch(new RegExp(`^CORRUPT_ENTRY: spec-corrupt/${key}: not JSON \\(`));
+      expect(err.message).not.toContain('s3cr3t');
+    }
+  });
+});

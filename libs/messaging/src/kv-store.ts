@@ -115,6 +115,15 @@ export interface KvWatchHandle {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * JSON.parse's error without the excerpt of the input Node quotes in it ("Unexpected token 'h',
+ * "hf_…" is not valid JSON"): the entry may hold a secret, and this message is logged.
+ */
+function parseErrorWithoutExcerpt(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  return message.replace(/^Unexpected token '.*?', ".*" is not valid JSON$/s, 'not valid JSON').replace(/"[^]*"/g, '"…"');
+}
+
 function isConflict(err: unknown): boolean {
   const msg = (err as Error)?.message ?? '';
   return /wrong last sequence|key exists|10071/i.test(msg);
@@ -174,7 +183,7 @@ export class KvStore<T> {
     try {
       json = JSON.parse(decoder.decode(entry.value));
     } catch (err) {
-      throw new CorruptEntryError(this.bucket, entry.key, `not JSON (${(err as Error).message})`);
+      throw new CorruptEntryError(this.bucket, entry.key, `not JSON (${parseErrorWithoutExcerpt(err)})`);
     }
     if (typeof json !== 'object' || json === null) throw new CorruptEntryError(this.bucket, entry.key, 'not a JSON object');
     return this.codec.fromJSON(json);

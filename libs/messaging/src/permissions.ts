@@ -133,7 +133,8 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
     case 'runtime': {
       const pods = Buckets.pods(cluster);
       return limited([
-        ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods].flatMap(readBucketSubjects),
+        // Secrets: the values of the env_from_secret references of the pods it starts.
+        ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods, Buckets.secrets(cluster)].flatMap(readBucketSubjects),
         // Pod keys start with the node's name (podStoreKey): its own nodes' pods only.
         ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(pods, k)),
       ]);

@@ -6,3 +6,4 @@ export * from './engine-mode';
 export * from './pod-plan';
 export * from './pod-diff';
 export * from './pod-status';
+export * from './secret-env';

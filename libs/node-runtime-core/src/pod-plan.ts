@@ -12,9 +12,10 @@ import {
 import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSpec } from '@gpufleet/process-spec';
 import type { DesiredPod } from './desired-pods';
 import type { EngineMode } from './engine-mode';
-import { PodPlanError } from './errors';
+import { PodPlanError, type PodPlanErrorReason } from './errors';
 import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, instanceWorkDir, podDir, podLogFile, sshdLogFile } from './layout';
 import { resolvePodDevices, type PodDevices } from './pod-devices';
+import { resolveSecretEnv, type SecretLookup } from './secret-env';
 
 /** How this runtime runs pods; the same for every pod of the node. */
 export interface PlanContext {
@@ -32,6 +33,8 @@ export interface PlanContext {
   readonly instanceListenAddress?: string;
   /** Where engines listen (default every address, DEFAULT_ENGINE_HOST); 127.0.0.1 keeps them on the machine. */
   readonly engineListenAddress?: string;
+  /** Where env_from_secret references are resolved; without it a pod that has any fails SECRET_NOT_FOUND. */
+  readonly secrets?: SecretLookup;
 }
 
 interface PodPlanBase {
@@ -78,6 +81,8 @@ export interface InstancePodPlan extends PodPlanBase {
 export interface FailedPodPlan extends PodPlanBase {
   readonly kind: 'failed';
   readonly message: string;
+  /** Why, when the planner knows (a PodPlanError's reason). */
+  readonly reason?: PodPlanErrorReason;
 }
 
 export type RunnablePodPlan = EnginePodPlan | InstancePodPlan;
@@ -98,7 +103,8 @@ export function planPod(pod: DesiredPod, port: number, ctx: PlanContext): PodPla
     throw new PodPlanError('UNSUPPORTED_TEMPLATE', 'the pod template has neither an engine nor an instance');
   } catch (err) {
     const message = err instanceof PodPlanError || err instanceof EngineSpecError ? err.message : `INTERNAL: ${(err as Error).message ?? String(err)}`;
-    return { kind: 'failed', key: pod.key, pod, port, templateHash, devicesEnv: devices?.env ?? {}, message };
+    const reason: PodPlanErrorReason | undefined = err instanceof PodPlanError ? err.reason : err instanceof EngineSpecError ? 'INVALID_ENGINE_SPEC' : undefined;
+    return { kind: 'failed', key: pod.key, pod, port, templateHash, devicesEnv: devices?.env ?? {}, message, ...(reason ? { reason } : {}) };
   }
 }
 
@@ -106,7 +112,10 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
   const spec = engineSpec(run, devices, port, ctx.engineListenAddress);
   const simulated = ctx.engineMode === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim) : buildEngineCommand(spec);
-  const env: Record<string, string> = withoutVisibility(command.env);
+  // Values of Secrets join the environment here and live only in the process's spec: never in
+  // the plan's status fields, the pod record or a log line.
+  const fromSecrets = resolveSecretEnv(pod.ref.namespace, run.engine?.envFromSecret ?? {}, ctx.secrets);
+  const env: Record<string, string> = { ...withoutVisibility(command.env), ...withoutVisibility(fromSecrets) };
   Object.assign(env, devices.env, { GPUFLEET_POD: pod.id });
   if (run.templateHash) env.GPUFLEET_TEMPLATE_HASH = run.templateHash;
   // engine-sim names itself after the host by default; several on one node need names of their own.
@@ -156,7 +165,13 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
       throw new PodPlanError('INVALID_INSTANCE', `env.${name}: set by the node runtime from the allocated devices; remove it from the instance`);
     }
   }
-  const env = { ...devices.env, ...run.env, GPUFLEET_POD: pod.id };
+  for (const name of Object.keys(run.envFromSecret ?? {})) {
+    if (!ENV_NAME.test(name) || DEVICE_VISIBILITY_VARS.includes(name) || name in run.env) {
+      throw new PodPlanError('INVALID_INSTANCE', `envFromSecret.${name}: not a variable the instance may take from a secret (a valid name, not a device variable, not also in env)`);
+    }
+  }
+  const fromSecrets = resolveSecretEnv(pod.ref.namespace, run.envFromSecret ?? {}, ctx.secrets);
+  const env = { ...devices.env, ...run.env, ...fromSecrets, GPUFLEET_POD: pod.id };
   const workDir = instanceWorkDir(ctx.stateDir, pod.ref);
   const sshd: InstanceSshd = {
     name: instanceName(pod.ref),

@@ -11,6 +11,8 @@ import {
   Pool,
   QueueServiceClient,
   SchedulingServiceClient,
+  SecretMetadata,
+  SecretServiceClient,
   WatchEventType,
   Workload,
   workloadKey,
@@ -22,9 +24,10 @@ import { instanceTypeColumns, nodeColumns, poolColumns } from '../output/resourc
 import { clusterQueueColumns, localQueueColumns, workloadColumns } from '../output/workloads';
 import { deploymentColumns } from '../output/deployments';
 import { instanceColumns } from '../output/instances';
+import { secretColumns } from '../output/secrets';
 import { adminMetadata, cliChannelCredentials, cliClientOptions } from '../admin';
 
-export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues' | 'deployments' | 'instances';
+export type Kind = 'nodes' | 'pools' | 'instancetypes' | 'workloads' | 'clusterqueues' | 'localqueues' | 'deployments' | 'instances' | 'secrets';
 
 const ALIASES: Record<string, Kind> = {
   node: 'nodes', nodes: 'nodes', no: 'nodes',
@@ -36,12 +39,13 @@ const ALIASES: Record<string, Kind> = {
   deployment: 'deployments', deployments: 'deployments', deploy: 'deployments',
   modeldeployment: 'deployments', modeldeployments: 'deployments',
   instance: 'instances', instances: 'instances', gpuinstance: 'instances', gpuinstances: 'instances',
+  secret: 'secrets', secrets: 'secrets',
 };
 
 export function parseKind(value: string): Kind {
   const kind = ALIASES[value.toLowerCase()];
   if (!kind) {
-    throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes, workloads, queues (clusterqueues), localqueues, deployments, instances`);
+    throw new Error(`unknown resource "${value}": expected one of nodes, pools, instancetypes, workloads, queues (clusterqueues), localqueues, deployments, instances, secrets`);
   }
   return kind;
 }
@@ -68,6 +72,7 @@ export interface Clients {
   queues: QueueServiceClient;
   deployments: DeploymentServiceClient;
   instances: InstanceServiceClient;
+  secrets: SecretServiceClient;
   namespace?: string;
 }
 
@@ -79,9 +84,10 @@ export function connectClients(address: string, namespace?: string): Clients & {
     queues: new QueueServiceClient(address, creds, cliClientOptions()),
     deployments: new DeploymentServiceClient(address, creds, cliClientOptions()),
     instances: new InstanceServiceClient(address, creds, cliClientOptions()),
+    secrets: new SecretServiceClient(address, creds, cliClientOptions()),
     namespace,
   };
-  const all = [clients.capacity, clients.scheduling, clients.queues, clients.deployments, clients.instances];
+  const all = [clients.capacity, clients.scheduling, clients.queues, clients.deployments, clients.instances, clients.secrets];
   return { ...clients, close: () => all.forEach((c) => c.close()) };
 }
 
@@ -187,6 +193,18 @@ const instancesSpec: KindSpec<GPUInstance> = {
   get: async ({ instances: c, namespace }, name) => (await callUnary(c, c.getInstance, { namespace: namespace ?? 'default', name })).instance!,
 };
 
+const secretsSpec: KindSpec<SecretMetadata> = {
+  columns: secretColumns,
+  toJSON: (s) => SecretMetadata.toJSON(s),
+  key: (s) => workloadKey(s.namespace, s.name),
+  list: ({ secrets: c, namespace }) =>
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listSecrets, { namespace: namespace ?? '', pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.secrets, next: res.nextPageToken };
+    }),
+  get: async ({ secrets: c, namespace }, name) => (await callUnary(c, c.getSecret, { namespace: namespace ?? 'default', name })).secret!,
+};
+
 const specs = {
   nodes: nodesSpec,
   pools: poolsSpec,
@@ -196,6 +214,7 @@ const specs = {
   localqueues: localQueuesSpec,
   deployments: deploymentsSpec,
   instances: instancesSpec,
+  secrets: secretsSpec,
 } as Record<Kind, KindSpec<unknown>>;
 
 function render<T>(spec: KindSpec<T>, items: T[], format: OutputFormat, single: boolean, header = true): string {

@@ -32,7 +32,7 @@ describe('deploymentSpecFromFlags', () => {
       priority: 0,
       model: 'meta-llama/Llama-3.1-8B-Instruct',
       servedModelName: '',
-      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined },
+      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       roles: [
         {
           role: 'server',
@@ -43,6 +43,7 @@ describe('deploymentSpecFromFlags', () => {
           topology: undefined,
           extraArgs: [],
           env: {},
+          envFromSecret: {},
         },
       ],
       labels: {},
@@ -79,10 +80,23 @@ describe('deploymentSpecFromFlags', () => {
       customCommand: '',
       extraArgs: ['--max-model-len', '8192'],
       env: { HF_HOME: '/cache', A: 'b=c' },
+      envFromSecret: {},
       speculative: { method: 'eagle3', draftModel: '/models/eagle3-head', numSpeculativeTokens: 0 },
       kvOffload: undefined,
     });
     expect(spec.roles[0]).toMatchObject({ role: 'server', replicas: 3, size: 2, instanceType: '', resources: { accelerator: { whole: 4 }, vcpu: 48, memoryMib: 400000 } });
+  });
+
+  it('takes --env-secret VAR=SECRET/KEY as references, never as values', () => {
+    const spec = deploymentSpecFromFlags('m', { env: ['A=1'], envSecret: ['HF_TOKEN=hf-token/token', 'API_KEY=engine-keys/api.key'] });
+    expect(spec.engine?.env).toEqual({ A: '1' });
+    expect(spec.engine?.envFromSecret).toEqual({ HF_TOKEN: { name: 'hf-token', key: 'token' }, API_KEY: { name: 'engine-keys', key: 'api.key' } });
+  });
+
+  it('refuses a malformed --env-secret and a variable given both ways', () => {
+    expect(() => deploymentSpecFromFlags('m', { envSecret: ['HF_TOKEN=hf-token'] })).toThrow('--env-secret HF_TOKEN=hf-token: expected VAR=SECRET/KEY');
+    expect(() => deploymentSpecFromFlags('m', { envSecret: ['HF_TOKEN=Bad_Name/token'] })).toThrow('expected VAR=SECRET/KEY');
+    expect(() => deploymentSpecFromFlags('m', { env: ['HF_TOKEN=x'], envSecret: ['HF_TOKEN=hf/token'] })).toThrow('HF_TOKEN is also given with --env');
   });
 
   it('scales the CPU and memory defaults with the accelerators', () => {

@@ -1,6 +1,6 @@
 import { EngineConfig, ModelDeploymentSpec, SpeculativeConfig } from '@gpufleet/contracts';
 import { ENGINE_KINDS, ENGINE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
-import { checkDnsLabel, checkRange, parseEnvPairs } from '../flags';
+import { checkDnsLabel, checkRange, parseEnvPairs, parseSecretRefs } from '../flags';
 import { podShapeFromFlags } from '../pod-shape';
 
 /** ModelDeploymentSpec.name: a DNS-1123 label of at most this many characters. */
@@ -25,6 +25,8 @@ export interface DeployFlags {
   command?: string;
   arg?: string[];
   env?: string[];
+  /** `VAR=SECRET/KEY`, repeatable. */
+  envSecret?: string[];
   speculative?: string;
   draftModel?: string;
 }
@@ -65,6 +67,11 @@ function speculativeFromFlags(f: DeployFlags): SpeculativeConfig | undefined {
   return { method, draftModel: f.draftModel ?? '', numSpeculativeTokens: 0 };
 }
 
+function envFromFlags(f: Pick<DeployFlags, 'env' | 'envSecret'>): Pick<EngineConfig, 'env' | 'envFromSecret'> {
+  const env = parseEnvPairs(f.env, '--env');
+  return { env, envFromSecret: parseSecretRefs(f.envSecret, '--env-secret', env) };
+}
+
 function engineFromFlags(f: DeployFlags): EngineConfig {
   // A command template alone means the custom engine.
   const engine = oneOf(f.engine ?? (f.command !== undefined ? 'custom' : 'vllm'), ENGINE_KINDS, '--engine');
@@ -80,7 +87,7 @@ function engineFromFlags(f: DeployFlags): EngineConfig {
     mode: f.mode === undefined ? '' : oneOf(f.mode, ENGINE_MODES, '--mode'),
     customCommand: f.command?.trim() ?? '',
     extraArgs: [...(f.arg ?? [])],
-    env: parseEnvPairs(f.env, '--env'),
+    ...envFromFlags(f),
     speculative: speculativeFromFlags(f),
     kvOffload: undefined,
   };
@@ -112,6 +119,7 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
         topology: undefined,
         extraArgs: [],
         env: {},
+        envFromSecret: {},
       },
     ],
     labels: {},

@@ -14,6 +14,7 @@ describe('instanceSpecFromFlags', () => {
       command: '',
       image: '',
       env: {},
+      envFromSecret: {},
       sshPublicKeys: [KEY],
       stop: false,
       labels: {},
@@ -71,5 +72,11 @@ describe('instanceSpecFromFlags', () => {
     expect(() => instanceSpecFromFlags('dev', { sharedTokens: 0 }, read)).toThrow(/--shared-tokens 0/);
     expect(read).not.toHaveBeenCalled();
     expect(() => instanceSpecFromFlags('dev', {}, [])).toThrow(/--ssh-key: an instance needs at least one SSH public key/);
+  });
+  it('takes --env-secret as references to Secrets of the namespace', () => {
+    const spec = instanceSpecFromFlags('dev', { namespace: 'team-a', env: ['A=1'], envSecret: ['WANDB_API_KEY=wandb/key'] }, [KEY]);
+    expect(spec.env).toEqual({ A: '1' });
+    expect(spec.envFromSecret).toEqual({ WANDB_API_KEY: { name: 'wandb', key: 'key' } });
+    expect(() => instanceSpecFromFlags('dev', { env: ['A=1'], envSecret: ['A=s/k'] }, [KEY])).toThrow('A is also given with --env');
   });
 });

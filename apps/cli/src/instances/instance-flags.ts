@@ -1,5 +1,5 @@
 import { GPUInstanceSpec } from '@gpufleet/contracts';
-import { checkDnsLabel, parseEnvPairs } from '../flags';
+import { checkDnsLabel, parseEnvPairs, parseSecretRefs } from '../flags';
 import { PodShapeFlags, podShapeFromFlags } from '../pod-shape';
 
 /** GPUInstanceSpec.name: a DNS-1123 label of at most this many characters. */
@@ -12,6 +12,8 @@ export interface InstanceFlags extends PodShapeFlags {
   command?: string;
   image?: string;
   env?: string[];
+  /** `VAR=SECRET/KEY`, repeatable. */
+  envSecret?: string[];
 }
 
 /**
@@ -24,6 +26,7 @@ export function instanceSpecFromFlags(name: string, f: InstanceFlags, sshPublicK
   const localQueue = checkDnsLabel(f.queue ?? 'default', 63, '--queue');
   const shape = podShapeFromFlags(f);
   const env = parseEnvPairs(f.env, '--env');
+  const envFromSecret = parseSecretRefs(f.envSecret, '--env-secret', env);
   const keys = typeof sshPublicKeys === 'function' ? sshPublicKeys() : sshPublicKeys;
   if (keys.length === 0) throw new Error('--ssh-key: an instance needs at least one SSH public key');
   return {
@@ -36,6 +39,7 @@ export function instanceSpecFromFlags(name: string, f: InstanceFlags, sshPublicK
     command: f.command ?? '',
     image: f.image ?? '',
     env,
+    envFromSecret,
     sshPublicKeys: keys,
     stop: false,
     labels: {},

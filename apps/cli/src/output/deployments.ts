@@ -1,6 +1,7 @@
 import { DeploymentPhase, DeploymentRole, EngineConfig, ModelDeployment, ReplicaStatus } from '@gpufleet/contracts';
 import { Column, age, renderTable } from './format';
 import { podRequest } from './workloads';
+import { envLine } from './secrets';
 
 export function deploymentPhaseName(p: DeploymentPhase | undefined): string {
   switch (p) {
@@ -68,9 +69,6 @@ function indent(text: string, by = '  '): string {
   return text.replace(/^/gm, by);
 }
 
-function envLine(env: Record<string, string> | undefined): string {
-  return Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
-}
 
 /** `gpufleet describe deployment NAME`: spec summary, status, conditions and one row per replica. */
 export function describeDeployment(d: ModelDeployment, now = Date.now()): string {
@@ -90,7 +88,7 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
   ];
   if (e?.customCommand) lines.push(`Command:       ${e.customCommand}`);
   if (e?.extraArgs.length) lines.push(`Engine args:   ${e.extraArgs.join(' ')}`);
-  if (e && Object.keys(e.env).length) lines.push(`Engine env:    ${envLine(e.env)}`);
+  if (e && Object.keys(e.env).length + Object.keys(e.envFromSecret ?? {}).length) lines.push(`Engine env:    ${envLine(e.env, e.envFromSecret)}`);
   lines.push(
     `LocalQueue:    ${spec?.localQueue || 'default'}   Priority: ${spec?.priority ?? 0}`,
     `Phase:         ${deploymentPhaseName(status?.phase)}   ${status?.readyReplicas ?? 0}/${status?.desiredReplicas ?? 0} ready, ${status?.updatedReplicas ?? 0} updated`,
@@ -104,7 +102,7 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
     const topo = [r.topology?.requiredLevel && `required ${r.topology.requiredLevel}`, r.topology?.preferredLevel && `preferred ${r.topology.preferredLevel}`].filter(Boolean);
     lines.push(`  ${r.role || 'server'}: ${r.replicas} replica(s) x ${r.size || 1} pod(s), each ${rolePod(r)}${topo.length ? `, ${topo.join(', ')}` : ''}`);
     if (r.extraArgs.length) lines.push(`    args: ${r.extraArgs.join(' ')}`);
-    if (Object.keys(r.env).length) lines.push(`    env:  ${envLine(r.env)}`);
+    if (Object.keys(r.env).length + Object.keys(r.envFromSecret ?? {}).length) lines.push(`    env:  ${envLine(r.env, r.envFromSecret)}`);
   }
   const conditions = status?.conditions ?? [];
   if (conditions.length) {

@@ -1,6 +1,7 @@
 import { GPUInstance, InstancePhase } from '@gpufleet/contracts';
 import { Column, age } from './format';
 import { podRequest } from './workloads';
+import { envLine } from './secrets';
 
 export function instancePhaseName(p: InstancePhase | undefined): string {
   switch (p) {
@@ -70,7 +71,7 @@ export function describeInstance(i: GPUInstance, now = Date.now()): string {
   ];
   if (spec?.command) lines.push(`Command:       ${spec.command}`);
   if (spec?.image) lines.push(`Image:         ${spec.image}`);
-  if (spec && Object.keys(spec.env).length) lines.push(`Env:           ${Object.entries(spec.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  if (spec && Object.keys(spec.env).length + Object.keys(spec.envFromSecret ?? {}).length) lines.push(`Env:           ${envLine(spec.env, spec.envFromSecret)}`);
   const keys = spec?.sshPublicKeys ?? [];
   lines.push(`SSH keys:      ${keys.length ? keys.map((k) => k.split(/\s+/)[2] ?? k.split(/\s+/)[0]).join(', ') : '-'}`);
   lines.push(

@@ -91,6 +91,8 @@ export class NodePods {
   /** ProcessTable id → pod key. */
   private readonly owners = new Map<string, string>();
   private readonly writer: PodStatusWriter;
+  /** Running pods whose Secret (or one of its keys) is gone: they keep running; warned once. */
+  private readonly secretGone = new Set<string>();
   private restored = false;
   private waitingForInventory = false;
   private readonly quiet: boolean;
@@ -202,9 +204,18 @@ export class NodePods {
     if (this.closed) return;
     if (!this.restored) await this.restore(plans);
 
+    for (const plan of plans) if (plan.kind !== 'failed') this.secretGone.delete(plan.key);
     const changes = diffPods(plans, this.knownPods());
     await Promise.all(changes.stop.map((key) => this.stopPod(key, true)));
     for (const plan of changes.fail) {
+      if (this.managed.has(plan.key) && plan.reason === 'SECRET_NOT_FOUND') {
+        // Its processes hold the values they started with (and restarts reuse them); only a new
+        // start needs the Secret, as on Kubernetes. Logged once, not on every pass.
+        if (!this.secretGone.has(plan.key)) this.logger.warn(`pod ${plan.pod.id} keeps running with the environment it started with: ${plan.message}`);
+        this.secretGone.add(plan.key);
+        continue;
+      }
+      this.secretGone.delete(plan.key);
       if (this.managed.has(plan.key)) {
         this.logger.warn(`pod ${plan.pod.id} can no longer run as placed, stopping it: ${plan.message}`);
         await this.stopPod(plan.key, false);
@@ -360,6 +371,7 @@ export class NodePods {
     }
     if (forGood) {
       this.failed.delete(key);
+      this.secretGone.delete(key);
       this.ports.delete(key);
       this.previous.delete(key);
       if (ref) {
@@ -403,6 +415,7 @@ export class NodePods {
       engineSim: { ...engineSimEntry(this.config), cwd: REPO_ROOT },
       stopGraceMs: this.config.STOP_GRACE_S * 1000,
       backoff: this.backoff(),
+      secrets: this.state.secrets,
       healthIntervalMs: this.config.HEALTH_PROBE_INTERVAL_S * 1000,
       instanceListenAddress: instanceListenAddress(this.config),
       // Engines follow the same rule as sshd: loopback only when the node is advertised on loopback.

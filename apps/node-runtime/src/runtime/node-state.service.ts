@@ -1,6 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
+import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
+import { SECRETS_BUCKET_HISTORY } from '@gpufleet/deployments-core';
+import type { SecretLookup } from '@gpufleet/node-runtime-core';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig, nodeNamesOf } from '../config';
@@ -11,18 +13,22 @@ export interface NodeView {
   readonly inventory: NodeInventory | undefined;
   readonly ledger: NodeLedger | undefined;
   readonly workloads: { get(storeKey: string): Workload | undefined };
+  /** Where the pods' env_from_secret references are resolved when they start. */
+  readonly secrets: SecretLookup;
 }
 
 /**
  * Called after a change: `node` when only that node's inventory or ledger changed, undefined
- * when a workload changed (any node may run its pods).
+ * when a workload or a Secret changed (any node may run its pods).
  */
 export type NodeStateListener = (node: string | undefined) => void;
 
 /**
  * What this runtime's nodes should run, mirrored from JetStream KV (KvMirror): their inventories
  * and ledgers (one key per node) and every workload. One mirror per bucket serves every node of
- * the process, so a runtime standing in for a thousand simulated nodes still holds three watches.
+ * the process, so a runtime standing in for a thousand simulated nodes still holds four watches.
+ * The secrets bucket is mirrored too, so a pod waiting for a Secret starts as soon as it is
+ * written; its values stay in this process's memory and the environments of the pods that use them.
  * The mirrors resume from the last revision after a NATS restart, so they catch up with whatever
  * changed meanwhile.
  */
@@ -34,7 +40,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   readonly nodes: readonly string[];
   /** Where this runtime reports its pods; opened here with the other buckets. */
   pods!: KvStore<PodRuntimeStatus>;
-  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload> };
+  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret> };
   private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
@@ -58,6 +64,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   view(node: string): NodeView {
     const mirrors = () => this.mirrors;
     const workloads = { get: (storeKey: string): Workload | undefined => mirrors().workloads.get(storeKey)?.value };
+    const secrets: SecretLookup = { get: (namespace, name) => mirrors().secrets.get(storeKey(workloadKey(namespace, name)))?.value.data };
     return {
       node,
       get inventory() {
@@ -67,17 +74,19 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
         return mirrors().ledger.get(node)?.value;
       },
       workloads,
+      secrets,
     };
   }
 
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
     const cluster = this.cluster;
-    const [nodes, ledger, workloads, pods] = await Promise.all([
+    const [nodes, ledger, workloads, pods, secrets] = await Promise.all([
       KvStore.open(js, Buckets.nodes(cluster), NodeInventory),
       KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
       KvStore.open(js, Buckets.workloads(cluster), Workload),
       KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
+      KvStore.open(js, Buckets.secrets(cluster), Secret, { history: SECRETS_BUCKET_HISTORY }),
     ]);
     // The nodes and ledger buckets hold every node of the cluster; only this process's keys matter.
     const mine = new Set(this.nodes);
@@ -86,19 +95,21 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       nodes: new KvMirror(nodes, { logger: this.logger, filter }),
       ledger: new KvMirror(ledger, { logger: this.logger, filter }),
       workloads: new KvMirror(workloads, { logger: this.logger }),
+      secrets: new KvMirror(secrets, { logger: this.logger }),
     };
     this.pods = pods;
   }
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const { nodes, ledger, workloads } = this.mirrors;
+    const { nodes, ledger, workloads, secrets } = this.mirrors;
     this.unsubscribe.push(
       nodes.listen((key) => this.changed(key)),
       ledger.listen((key) => this.changed(key)),
       workloads.listen(() => this.changed(undefined)),
+      secrets.listen(() => this.changed(undefined)),
     );
-    await Promise.all([nodes.start(), ledger.start(), workloads.start()]);
+    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start()]);
     this.synced = true;
     const published = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
     const first = this.view(this.nodes[0]);

@@ -6,7 +6,7 @@
  * AccessRules is a mapped type: a new RPC without a rule here does not compile.
  */
 import { needs } from '@gpufleet/access-core';
-import type { AccessServiceServer, CapacityServiceServer, DeploymentServiceServer, InstanceServiceServer, QueueServiceServer, SchedulingServiceServer } from '@gpufleet/contracts';
+import type { AccessServiceServer, CapacityServiceServer, DeploymentServiceServer, InstanceServiceServer, QueueServiceServer, SchedulingServiceServer, SecretServiceServer } from '@gpufleet/contracts';
 import type { AccessRules } from '@gpufleet/grpc-kit';
 
 export const CAPACITY_RULES: AccessRules<CapacityServiceServer> = {
@@ -54,6 +54,14 @@ export const INSTANCE_RULES: AccessRules<InstanceServiceServer> = {
   listInstances: (r) => needs.view(r.namespace),
   setInstanceStopped: (r) => needs.edit(r.namespace),
   deleteInstance: (r) => needs.edit(r.namespace),
+};
+
+/** Secrets are namespaced: metadata (key names, size) for view, values written by edit; no method returns a value. */
+export const SECRET_RULES: AccessRules<SecretServiceServer> = {
+  putSecret: (r) => needs.edit(r.namespace),
+  getSecret: (r) => needs.view(r.namespace),
+  listSecrets: (r) => needs.view(r.namespace),
+  deleteSecret: (r) => needs.edit(r.namespace),
 };
 
 export const ACCESS_RULES: AccessRules<AccessServiceServer> = {

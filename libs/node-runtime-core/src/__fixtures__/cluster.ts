@@ -9,6 +9,7 @@ import {
   Workload,
   WorkloadPhase,
   type PodTemplate,
+  type SecretKeyRef,
 } from '@gpufleet/contracts';
 
 export const NODE = 'h100-0';
@@ -53,7 +54,7 @@ export function placement(extra: Partial<PodPlacement> = {}): PodPlacement {
   return { ...PodPlacement.fromJSON({}), podSet: 'server', replica: 0, pod: 0, node: NODE, ...extra };
 }
 
-export const engineTemplate = (extra: { engine?: string; templateHash?: string; env?: Record<string, string> } = {}): PodTemplate => ({
+export const engineTemplate = (extra: { engine?: string; templateHash?: string; env?: Record<string, string>; envFromSecret?: Record<string, SecretKeyRef> } = {}): PodTemplate => ({
   engine: {
     deployment: 'llama',
     role: 'server',
@@ -69,16 +70,18 @@ export const engineTemplate = (extra: { engine?: string; templateHash?: string; 
       env: extra.env ?? {},
       speculative: undefined,
       kvOffload: undefined,
+      envFromSecret: extra.envFromSecret ?? {},
     },
     templateHash: extra.templateHash ?? 'tpl-1',
   },
 });
 
-export const instanceTemplate = (extra: { keys?: string[]; env?: Record<string, string>; command?: string } = {}): PodTemplate => ({
+export const instanceTemplate = (extra: { keys?: string[]; env?: Record<string, string>; envFromSecret?: Record<string, SecretKeyRef>; command?: string } = {}): PodTemplate => ({
   instance: {
     instance: 'alice-dev',
     sshPublicKeys: extra.keys ?? ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk2Yf7pXb1nG7dGZ9T0x4pD4b3mC8gI0rVq7m1QGQxU alice@laptop'],
     env: extra.env ?? { NOTEBOOK: '1' },
+    envFromSecret: extra.envFromSecret ?? {},
     command: extra.command ?? '',
   },
 });

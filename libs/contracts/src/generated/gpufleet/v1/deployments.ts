@@ -23,6 +23,7 @@ import {
 import { Timestamp } from "../../google/protobuf/timestamp";
 import { EngineConfig } from "./runtime";
 import { PodResources, TopologyRequirement } from "./scheduling";
+import { SecretKeyRef } from "./secrets";
 
 export enum DeploymentPhase {
   DEPLOYMENT_PHASE_UNSPECIFIED = "DEPLOYMENT_PHASE_UNSPECIFIED",
@@ -116,12 +117,23 @@ export interface DeploymentRole {
     | undefined;
   /** Appended to the engine's arguments for this role only. */
   extraArgs: string[];
+  /** Over the engine's env and env_from_secret for this role only. */
   env: { [key: string]: string };
+  /**
+   * Variables from a Secret of the namespace (see EngineConfig.env_from_secret); a variable is
+   * in env or here, not both.
+   */
+  envFromSecret: { [key: string]: SecretKeyRef };
 }
 
 export interface DeploymentRole_EnvEntry {
   key: string;
   value: string;
+}
+
+export interface DeploymentRole_EnvFromSecretEntry {
+  key: string;
+  value: SecretKeyRef | undefined;
 }
 
 export interface ModelDeploymentSpec {
@@ -310,6 +322,7 @@ function createBaseDeploymentRole(): DeploymentRole {
     topology: undefined,
     extraArgs: [],
     env: {},
+    envFromSecret: {},
   };
 }
 
@@ -338,6 +351,9 @@ export const DeploymentRole: MessageFns<DeploymentRole> = {
     }
     globalThis.Object.entries(message.env).forEach(([key, value]: [string, string]) => {
       DeploymentRole_EnvEntry.encode({ key: key as any, value }, writer.uint32(66).fork()).join();
+    });
+    globalThis.Object.entries(message.envFromSecret).forEach(([key, value]: [string, SecretKeyRef]) => {
+      DeploymentRole_EnvFromSecretEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
     });
     return writer;
   },
@@ -422,6 +438,17 @@ export const DeploymentRole: MessageFns<DeploymentRole> = {
             }
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = DeploymentRole_EnvFromSecretEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.envFromSecret[entry9.key] = entry9.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -456,6 +483,33 @@ export const DeploymentRole: MessageFns<DeploymentRole> = {
           (acc: { [key: string]: string }, [key, value]: [string, any]) => {
             globalThis.Object.defineProperty(acc, key, {
               value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      envFromSecret: isObject(object.envFromSecret)
+        ? (globalThis.Object.entries(object.envFromSecret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.env_from_secret)
+        ? (globalThis.Object.entries(object.env_from_secret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
               enumerable: true,
               configurable: true,
               writable: true,
@@ -500,6 +554,15 @@ export const DeploymentRole: MessageFns<DeploymentRole> = {
         });
       }
     }
+    if (message.envFromSecret) {
+      const entries = globalThis.Object.entries(message.envFromSecret) as [string, SecretKeyRef][];
+      if (entries.length > 0) {
+        obj.envFromSecret = {};
+        entries.forEach(([k, v]) => {
+          obj.envFromSecret[k] = SecretKeyRef.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -523,6 +586,15 @@ export const DeploymentRole: MessageFns<DeploymentRole> = {
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
           acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.envFromSecret = (globalThis.Object.entries(object.envFromSecret ?? {}) as [string, SecretKeyRef][]).reduce(
+      (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, SecretKeyRef]) => {
+        if (value !== undefined) {
+          acc[key] = SecretKeyRef.fromPartial(value);
         }
         return acc;
       },
@@ -613,6 +685,97 @@ export const DeploymentRole_EnvEntry: MessageFns<DeploymentRole_EnvEntry> = {
     const message = createBaseDeploymentRole_EnvEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseDeploymentRole_EnvFromSecretEntry(): DeploymentRole_EnvFromSecretEntry {
+  return { key: "", value: undefined };
+}
+
+export const DeploymentRole_EnvFromSecretEntry: MessageFns<DeploymentRole_EnvFromSecretEntry> = {
+  encode(message: DeploymentRole_EnvFromSecretEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      SecretKeyRef.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeploymentRole_EnvFromSecretEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeploymentRole_EnvFromSecretEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = SecretKeyRef.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeploymentRole_EnvFromSecretEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? SecretKeyRef.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: DeploymentRole_EnvFromSecretEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = SecretKeyRef.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeploymentRole_EnvFromSecretEntry>, I>>(
+    base?: I,
+  ): DeploymentRole_EnvFromSecretEntry {
+    return DeploymentRole_EnvFromSecretEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeploymentRole_EnvFromSecretEntry>, I>>(
+    object: I,
+  ): DeploymentRole_EnvFromSecretEntry {
+    const message = createBaseDeploymentRole_EnvFromSecretEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? SecretKeyRef.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };

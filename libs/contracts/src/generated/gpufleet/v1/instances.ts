@@ -20,6 +20,7 @@ import {
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import { PodResources } from "./scheduling";
+import { SecretKeyRef } from "./secrets";
 
 export enum InstancePhase {
   INSTANCE_PHASE_UNSPECIFIED = "INSTANCE_PHASE_UNSPECIFIED",
@@ -133,6 +134,12 @@ export interface GPUInstanceSpec {
   /** True: stop the instance and release its devices, keeping the record; false again starts it anew. */
   stop: boolean;
   labels: { [key: string]: string };
+  /**
+   * Variables whose values come from a Secret of the namespace, resolved by the node runtime
+   * when it starts the instance; Get/List return the reference, never the value. A variable is
+   * in env or here, not both.
+   */
+  envFromSecret: { [key: string]: SecretKeyRef };
 }
 
 export interface GPUInstanceSpec_EnvEntry {
@@ -143,6 +150,11 @@ export interface GPUInstanceSpec_EnvEntry {
 export interface GPUInstanceSpec_LabelsEntry {
   key: string;
   value: string;
+}
+
+export interface GPUInstanceSpec_EnvFromSecretEntry {
+  key: string;
+  value: SecretKeyRef | undefined;
 }
 
 export interface GPUInstanceStatus {
@@ -250,6 +262,7 @@ function createBaseGPUInstanceSpec(): GPUInstanceSpec {
     sshPublicKeys: [],
     stop: false,
     labels: {},
+    envFromSecret: {},
   };
 }
 
@@ -290,6 +303,9 @@ export const GPUInstanceSpec: MessageFns<GPUInstanceSpec> = {
     }
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       GPUInstanceSpec_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
+    globalThis.Object.entries(message.envFromSecret).forEach(([key, value]: [string, SecretKeyRef]) => {
+      GPUInstanceSpec_EnvFromSecretEntry.encode({ key: key as any, value }, writer.uint32(106).fork()).join();
     });
     return writer;
   },
@@ -409,6 +425,17 @@ export const GPUInstanceSpec: MessageFns<GPUInstanceSpec> = {
             }
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            const entry13 = GPUInstanceSpec_EnvFromSecretEntry.decode(reader, reader.uint32());
+            if (entry13.value !== undefined) {
+              message.envFromSecret[entry13.key] = entry13.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -473,6 +500,33 @@ export const GPUInstanceSpec: MessageFns<GPUInstanceSpec> = {
           {},
         )
         : {},
+      envFromSecret: isObject(object.envFromSecret)
+        ? (globalThis.Object.entries(object.envFromSecret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.env_from_secret)
+        ? (globalThis.Object.entries(object.env_from_secret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -526,6 +580,15 @@ export const GPUInstanceSpec: MessageFns<GPUInstanceSpec> = {
         });
       }
     }
+    if (message.envFromSecret) {
+      const entries = globalThis.Object.entries(message.envFromSecret) as [string, SecretKeyRef][];
+      if (entries.length > 0) {
+        obj.envFromSecret = {};
+        entries.forEach(([k, v]) => {
+          obj.envFromSecret[k] = SecretKeyRef.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -559,6 +622,15 @@ export const GPUInstanceSpec: MessageFns<GPUInstanceSpec> = {
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
           acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.envFromSecret = (globalThis.Object.entries(object.envFromSecret ?? {}) as [string, SecretKeyRef][]).reduce(
+      (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, SecretKeyRef]) => {
+        if (value !== undefined) {
+          acc[key] = SecretKeyRef.fromPartial(value);
         }
         return acc;
       },
@@ -734,6 +806,97 @@ export const GPUInstanceSpec_LabelsEntry: MessageFns<GPUInstanceSpec_LabelsEntry
     const message = createBaseGPUInstanceSpec_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseGPUInstanceSpec_EnvFromSecretEntry(): GPUInstanceSpec_EnvFromSecretEntry {
+  return { key: "", value: undefined };
+}
+
+export const GPUInstanceSpec_EnvFromSecretEntry: MessageFns<GPUInstanceSpec_EnvFromSecretEntry> = {
+  encode(message: GPUInstanceSpec_EnvFromSecretEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      SecretKeyRef.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GPUInstanceSpec_EnvFromSecretEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGPUInstanceSpec_EnvFromSecretEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = SecretKeyRef.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GPUInstanceSpec_EnvFromSecretEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? SecretKeyRef.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: GPUInstanceSpec_EnvFromSecretEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = SecretKeyRef.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GPUInstanceSpec_EnvFromSecretEntry>, I>>(
+    base?: I,
+  ): GPUInstanceSpec_EnvFromSecretEntry {
+    return GPUInstanceSpec_EnvFromSecretEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GPUInstanceSpec_EnvFromSecretEntry>, I>>(
+    object: I,
+  ): GPUInstanceSpec_EnvFromSecretEntry {
+    const message = createBaseGPUInstanceSpec_EnvFromSecretEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? SecretKeyRef.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };

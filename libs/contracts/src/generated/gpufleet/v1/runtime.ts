@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Timestamp } from "../../google/protobuf/timestamp";
+import { SecretKeyRef } from "./secrets";
 
 /** Speculative decoding of an engine. */
 export interface SpeculativeConfig {
@@ -40,12 +41,24 @@ export interface EngineConfig {
   extraArgs: string[];
   env: { [key: string]: string };
   speculative: SpeculativeConfig | undefined;
-  kvOffload: KvOffloadConfig | undefined;
+  kvOffload:
+    | KvOffloadConfig
+    | undefined;
+  /**
+   * Variables whose values come from a Secret of the namespace, resolved by the node runtime
+   * when it starts the pod. A variable is in env or here, not both.
+   */
+  envFromSecret: { [key: string]: SecretKeyRef };
 }
 
 export interface EngineConfig_EnvEntry {
   key: string;
   value: string;
+}
+
+export interface EngineConfig_EnvFromSecretEntry {
+  key: string;
+  value: SecretKeyRef | undefined;
 }
 
 /** One replica of a model deployment: an engine serving the model. */
@@ -73,11 +86,18 @@ export interface InstanceRun {
   env: { [key: string]: string };
   /** Optional long-running command started next to sshd, with the same environment (e.g. a notebook). */
   command: string;
+  /** Variables whose values come from a Secret of the namespace, resolved when the pod starts. */
+  envFromSecret: { [key: string]: SecretKeyRef };
 }
 
 export interface InstanceRun_EnvEntry {
   key: string;
   value: string;
+}
+
+export interface InstanceRun_EnvFromSecretEntry {
+  key: string;
+  value: SecretKeyRef | undefined;
 }
 
 /** What the pods of a workload run; a workload without one only holds its devices. */
@@ -341,6 +361,7 @@ function createBaseEngineConfig(): EngineConfig {
     env: {},
     speculative: undefined,
     kvOffload: undefined,
+    envFromSecret: {},
   };
 }
 
@@ -370,6 +391,9 @@ export const EngineConfig: MessageFns<EngineConfig> = {
     if (message.kvOffload !== undefined) {
       KvOffloadConfig.encode(message.kvOffload, writer.uint32(66).fork()).join();
     }
+    globalThis.Object.entries(message.envFromSecret).forEach(([key, value]: [string, SecretKeyRef]) => {
+      EngineConfig_EnvFromSecretEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
     return writer;
   },
 
@@ -453,6 +477,17 @@ export const EngineConfig: MessageFns<EngineConfig> = {
             message.kvOffload = KvOffloadConfig.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = EngineConfig_EnvFromSecretEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.envFromSecret[entry9.key] = entry9.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -500,6 +535,33 @@ export const EngineConfig: MessageFns<EngineConfig> = {
         : isSet(object.kv_offload)
         ? KvOffloadConfig.fromJSON(object.kv_offload)
         : undefined,
+      envFromSecret: isObject(object.envFromSecret)
+        ? (globalThis.Object.entries(object.envFromSecret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.env_from_secret)
+        ? (globalThis.Object.entries(object.env_from_secret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -535,6 +597,15 @@ export const EngineConfig: MessageFns<EngineConfig> = {
     if (message.kvOffload !== undefined) {
       obj.kvOffload = KvOffloadConfig.toJSON(message.kvOffload);
     }
+    if (message.envFromSecret) {
+      const entries = globalThis.Object.entries(message.envFromSecret) as [string, SecretKeyRef][];
+      if (entries.length > 0) {
+        obj.envFromSecret = {};
+        entries.forEach(([k, v]) => {
+          obj.envFromSecret[k] = SecretKeyRef.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -563,6 +634,15 @@ export const EngineConfig: MessageFns<EngineConfig> = {
     message.kvOffload = (object.kvOffload !== undefined && object.kvOffload !== null)
       ? KvOffloadConfig.fromPartial(object.kvOffload)
       : undefined;
+    message.envFromSecret = (globalThis.Object.entries(object.envFromSecret ?? {}) as [string, SecretKeyRef][]).reduce(
+      (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, SecretKeyRef]) => {
+        if (value !== undefined) {
+          acc[key] = SecretKeyRef.fromPartial(value);
+        }
+        return acc;
+      },
+      {},
+    );
     return message;
   },
 };
@@ -648,6 +728,95 @@ export const EngineConfig_EnvEntry: MessageFns<EngineConfig_EnvEntry> = {
     const message = createBaseEngineConfig_EnvEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseEngineConfig_EnvFromSecretEntry(): EngineConfig_EnvFromSecretEntry {
+  return { key: "", value: undefined };
+}
+
+export const EngineConfig_EnvFromSecretEntry: MessageFns<EngineConfig_EnvFromSecretEntry> = {
+  encode(message: EngineConfig_EnvFromSecretEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      SecretKeyRef.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EngineConfig_EnvFromSecretEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEngineConfig_EnvFromSecretEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = SecretKeyRef.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EngineConfig_EnvFromSecretEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? SecretKeyRef.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: EngineConfig_EnvFromSecretEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = SecretKeyRef.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EngineConfig_EnvFromSecretEntry>, I>>(base?: I): EngineConfig_EnvFromSecretEntry {
+    return EngineConfig_EnvFromSecretEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EngineConfig_EnvFromSecretEntry>, I>>(
+    object: I,
+  ): EngineConfig_EnvFromSecretEntry {
+    const message = createBaseEngineConfig_EnvFromSecretEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? SecretKeyRef.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };
@@ -828,7 +997,7 @@ export const EngineRun: MessageFns<EngineRun> = {
 };
 
 function createBaseInstanceRun(): InstanceRun {
-  return { instance: "", sshPublicKeys: [], env: {}, command: "" };
+  return { instance: "", sshPublicKeys: [], env: {}, command: "", envFromSecret: {} };
 }
 
 export const InstanceRun: MessageFns<InstanceRun> = {
@@ -845,6 +1014,9 @@ export const InstanceRun: MessageFns<InstanceRun> = {
     if (message.command !== "") {
       writer.uint32(34).string(message.command);
     }
+    globalThis.Object.entries(message.envFromSecret).forEach(([key, value]: [string, SecretKeyRef]) => {
+      InstanceRun_EnvFromSecretEntry.encode({ key: key as any, value }, writer.uint32(42).fork()).join();
+    });
     return writer;
   },
 
@@ -896,6 +1068,17 @@ export const InstanceRun: MessageFns<InstanceRun> = {
             message.command = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = InstanceRun_EnvFromSecretEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              message.envFromSecret[entry5.key] = entry5.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -931,6 +1114,33 @@ export const InstanceRun: MessageFns<InstanceRun> = {
         )
         : {},
       command: isSet(object.command) ? globalThis.String(object.command) : "",
+      envFromSecret: isObject(object.envFromSecret)
+        ? (globalThis.Object.entries(object.envFromSecret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.env_from_secret)
+        ? (globalThis.Object.entries(object.env_from_secret) as [string, any][]).reduce(
+          (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecretKeyRef.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -954,6 +1164,15 @@ export const InstanceRun: MessageFns<InstanceRun> = {
     if (message.command !== "") {
       obj.command = message.command;
     }
+    if (message.envFromSecret) {
+      const entries = globalThis.Object.entries(message.envFromSecret) as [string, SecretKeyRef][];
+      if (entries.length > 0) {
+        obj.envFromSecret = {};
+        entries.forEach(([k, v]) => {
+          obj.envFromSecret[k] = SecretKeyRef.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -974,6 +1193,15 @@ export const InstanceRun: MessageFns<InstanceRun> = {
       {},
     );
     message.command = object.command ?? "";
+    message.envFromSecret = (globalThis.Object.entries(object.envFromSecret ?? {}) as [string, SecretKeyRef][]).reduce(
+      (acc: { [key: string]: SecretKeyRef }, [key, value]: [string, SecretKeyRef]) => {
+        if (value !== undefined) {
+          acc[key] = SecretKeyRef.fromPartial(value);
+        }
+        return acc;
+      },
+      {},
+    );
     return message;
   },
 };
@@ -1059,6 +1287,95 @@ export const InstanceRun_EnvEntry: MessageFns<InstanceRun_EnvEntry> = {
     const message = createBaseInstanceRun_EnvEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseInstanceRun_EnvFromSecretEntry(): InstanceRun_EnvFromSecretEntry {
+  return { key: "", value: undefined };
+}
+
+export const InstanceRun_EnvFromSecretEntry: MessageFns<InstanceRun_EnvFromSecretEntry> = {
+  encode(message: InstanceRun_EnvFromSecretEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      SecretKeyRef.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceRun_EnvFromSecretEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceRun_EnvFromSecretEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = SecretKeyRef.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InstanceRun_EnvFromSecretEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? SecretKeyRef.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: InstanceRun_EnvFromSecretEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = SecretKeyRef.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceRun_EnvFromSecretEntry>, I>>(base?: I): InstanceRun_EnvFromSecretEntry {
+    return InstanceRun_EnvFromSecretEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceRun_EnvFromSecretEntry>, I>>(
+    object: I,
+  ): InstanceRun_EnvFromSecretEntry {
+    const message = createBaseInstanceRun_EnvFromSecretEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? SecretKeyRef.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };
