@@ -27,17 +27,24 @@ export interface EventDefinition<T> {
   readonly codec: JsonCodec<T>;
   /** Value of the `gpufleet-event` header, e.g. `devices.inventory.v1`. */
   readonly type: string;
+  /**
+   * For events about one node: the node, appended to the subject
+   * (`gpufleet.<cluster>.devices.heartbeat.<node>`), so that a node's NATS identity may publish
+   * only its own (docs/security.md) and subscribers drop an event whose payload names another.
+   */
+  scopeOf?(payload: T): string;
 }
 
 /**
  * `codec` is looked up when first used, not here: the generated messages load on first use in
  * the build (generated/index.ts), and `Events` names every message kind of every service.
  */
-function defineEvent<T>(domain: string, name: string, version: number, codec: () => JsonCodec<T>): EventDefinition<T> {
+function defineEvent<T>(domain: string, name: string, version: number, codec: () => JsonCodec<T>, scopeOf?: (payload: T) => string): EventDefinition<T> {
   return {
     domain,
     name,
     version,
+    scopeOf,
     type: `${domain}.${name}.v${version}`,
     get codec() {
       return codec();
@@ -48,11 +55,11 @@ function defineEvent<T>(domain: string, name: string, version: number, codec: ()
 /** Every event gpufleet publishes. Documented in docs/events.md; nobody writes a subject by hand. */
 export const Events = {
   /** A node's full inventory, at agent start and whenever it changes. */
-  inventory: defineEvent('devices', 'inventory', 1, () => NodeInventory),
+  inventory: defineEvent('devices', 'inventory', 1, () => NodeInventory, (p) => p.nodeName),
   /** Liveness beat from a node's agent (every 15 s by default). */
-  heartbeat: defineEvent('devices', 'heartbeat', 1, () => NodeHeartbeat),
+  heartbeat: defineEvent('devices', 'heartbeat', 1, () => NodeHeartbeat, (p) => p.nodeName),
   /** A provider's detection pass failed; the last good inventory is kept. */
-  detectionFailed: defineEvent('devices', 'detection_failed', 1, () => DetectionFailed),
+  detectionFailed: defineEvent('devices', 'detection_failed', 1, () => DetectionFailed, (p) => p.nodeName),
   /** A node turned Ready or NotReady. */
   nodeStatusChanged: defineEvent('nodes', 'status_changed', 1, () => NodeStatusChanged),
   /** An InstanceType appeared, changed capacity, or disappeared. */
@@ -89,14 +96,39 @@ export function assertClusterName(cluster: string): void {
   }
 }
 
-export function subjectOf(def: EventDefinition<unknown>, cluster: string): string {
+/** Where subscribers of one event kind listen: `gpufleet.<cluster>.<domain>.<name>`, with `.>` (every node) for a node-scoped kind. */
+export function subjectOf<T>(def: EventDefinition<T>, cluster: string): string {
   assertClusterName(cluster);
-  return `gpufleet.${cluster}.${def.domain}.${def.name}`;
+  return `gpufleet.${cluster}.${def.domain}.${def.name}${def.scopeOf ? '.>' : ''}`;
 }
 
-/** `gpufleet.*.<domain>.<name>`: one event kind of every cluster, to subscribe to. */
-export function everyClusterSubjectOf(def: EventDefinition<unknown>): string {
-  return `gpufleet.*.${def.domain}.${def.name}`;
+/** `gpufleet.*.<domain>.<name>` (`.>` for a node-scoped kind): one event kind of every cluster, to subscribe to. */
+export function everyClusterSubjectOf<T>(def: EventDefinition<T>): string {
+  return `gpufleet.*.${def.domain}.${def.name}${def.scopeOf ? '.>' : ''}`;
+}
+
+/** A node (or other scope) as the last tokens of a subject: a valid NATS subject part, no wildcards. */
+const SCOPE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+/** The subject of one scope (node) of a node-scoped kind: what that node's identity may publish. */
+export function scopedSubjectOf<T>(def: EventDefinition<T>, cluster: string, scope: string): string {
+  assertClusterName(cluster);
+  if (!def.scopeOf) throw new Error(`event ${def.type} is not scoped by node`);
+  if (!SCOPE.test(scope)) throw new Error(`event ${def.type}: ${JSON.stringify(scope)} cannot be a subject scope (letters, digits, '-', '_', '.'-separated)`);
+  return `gpufleet.${cluster}.${def.domain}.${def.name}.${scope}`;
+}
+
+/** Where one event is published: its kind's subject, with the payload's node for a node-scoped kind. */
+export function publishSubjectOf<T>(def: EventDefinition<T>, cluster: string, payload: T): string {
+  if (def.scopeOf) return scopedSubjectOf(def, cluster, def.scopeOf(payload));
+  return subjectOf(def, cluster);
+}
+
+/** The scope (node) a subject of a node-scoped kind names, for checking it against the payload. */
+export function scopeOfSubject<T>(def: EventDefinition<T>, subject: string): string {
+  const prefix = `.${def.domain}.${def.name}.`;
+  const at = subject.indexOf(prefix);
+  return at < 0 ? '' : subject.slice(at + prefix.length);
 }
 
 /**
@@ -143,7 +175,12 @@ export function kvCacheEventsSubject(cluster: string, replica: string): string {
 
 /** Subjects retained by the GPUFLEET_EVENTS stream (all clusters, all domains). */
 export const EVENTS_STREAM = 'GPUFLEET_EVENTS';
-export const EVENTS_STREAM_SUBJECTS = ['gpufleet.*.*.*'];
+/**
+ * Four tokens for cluster-wide kinds, and the node-scoped device events below their node (no
+ * overlap). Other deeper subjects (the engines' KV-cache events) stay out: they are high-volume
+ * and replica-local.
+ */
+export const EVENTS_STREAM_SUBJECTS = ['gpufleet.*.*.*', 'gpufleet.*.devices.*.>'];
 
 /** JetStream key-value buckets holding state of record, one set per cluster. */
 export const Buckets = {

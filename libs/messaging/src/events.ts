@@ -1,6 +1,6 @@
 import { randomUUID } from 'crypto';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, everyClusterSubjectOf, subjectOf } from '@gpufleet/contracts';
+import { EventDefinition, EVENTS_STREAM, EVENTS_STREAM_SUBJECTS, everyClusterSubjectOf, publishSubjectOf, scopeOfSubject, subjectOf } from '@gpufleet/contracts';
 import { JetStreamManager, Msg, NatsConnection, RetentionPolicy, StorageType, Subscription, headers as natsHeaders } from 'nats';
 import { extractTraceContext, injectTraceHeaders } from '@gpufleet/observability';
 import { isPermissionDenied } from './kv-store';
@@ -46,7 +46,13 @@ export function decodeEvent<T>(def: EventDefinition<T>, msg: Pick<Msg, 'subject'
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new InvalidEventError(msg.subject, 'payload must be a JSON object');
   }
-  return { payload: def.codec.fromJSON(json), id: msg.headers?.get(HEADER_ID) ?? '', type: def.type, subject: msg.subject };
+  const payload = def.codec.fromJSON(json);
+  // A node-scoped event is trusted only for the node its subject names: that is what the
+  // publisher's NATS identity was allowed to publish.
+  if (def.scopeOf && scopeOfSubject(def, msg.subject) !== def.scopeOf(payload)) {
+    throw new InvalidEventError(msg.subject, `its payload names node ${JSON.stringify(def.scopeOf(payload))}, the subject node ${JSON.stringify(scopeOfSubject(def, msg.subject))}`);
+  }
+  return { payload, id: msg.headers?.get(HEADER_ID) ?? '', type: def.type, subject: msg.subject };
 }
 
 export interface SubscribeOptions {
@@ -72,7 +78,7 @@ export class EventBus {
   ) {}
 
   publish<T>(def: EventDefinition<T>, payload: T): string {
-    const subject = subjectOf(def, this.cluster);
+    const subject = publishSubjectOf(def, this.cluster, payload);
     const id = randomUUID();
     const span = tracer.startSpan(`publish ${subject}`, {
       kind: SpanKind.PRODUCER,
@@ -155,8 +161,15 @@ export async function ensureEventsStream(jsm: JetStreamManager, maxAgeSeconds = 
     max_msgs_per_subject: 100_000,
   };
   try {
-    // Exists: leave it as it is, so an operator's retention settings survive service restarts.
-    await jsm.streams.info(EVENTS_STREAM);
+    // Exists: leave it as it is, so an operator's retention settings survive service restarts,
+    // but for subjects it lacks (node-scoped device events came later).
+    const info = await jsm.streams.info(EVENTS_STREAM);
+    const missing = EVENTS_STREAM_SUBJECTS.filter((s) => !info.config.subjects?.includes(s));
+    if (missing.length > 0) {
+      await jsm.streams.update(EVENTS_STREAM, { ...info.config, subjects: [...(info.config.subjects ?? []), ...missing] }).catch((updateErr: unknown) => {
+        if (!isPermissionDenied(updateErr)) throw updateErr;
+      });
+    }
   } catch (err) {
     if (!/stream not found/i.test((err as Error).message)) throw err;
     try {

@@ -3,7 +3,7 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { EVENTS_STREAM, Events, NodeHeartbeat, NodeInventory, subjectOf } from '@gpufleet/contracts';
+import { EVENTS_STREAM, Events, NodeHeartbeat, NodeInventory, scopedSubjectOf } from '@gpufleet/contracts';
 import { RunningServer, startNats, waitFor } from '@gpufleet/testing';
 import { connectNats } from './connection';
 import { EventBus, ReceivedEvent, ensureEventsStream, HEADER_EVENT } from './events';
@@ -56,7 +56,7 @@ describe('messaging on a real nats-server', () => {
     const invalid: string[] = [];
     bus.subscribe(Events.inventory, (ev) => void good.push(ev.payload.nodeName), { onInvalid: (e) => invalid.push(e.message) });
     await nc.flush();
-    const subject = subjectOf(Events.inventory, 'beta');
+    const subject = scopedSubjectOf(Events.inventory, 'beta', 'some-node');
     const typed = natsHeaders();
     typed.set(HEADER_EVENT, Events.inventory.type);
     nc.publish(subject, StringCodec().encode('{not json'), { headers: typed });
@@ -64,10 +64,14 @@ describe('messaging on a real nats-server', () => {
     h.set(HEADER_EVENT, 'devices.heartbeat.v1');
     nc.publish(subject, StringCodec().encode('{}'), { headers: h });
     nc.publish(subject, StringCodec().encode('{"nodeName":"no-header"}'));
+    // A node's event on another node's subject: what a spoofing agent would send.
+    nc.publish(scopedSubjectOf(Events.inventory, 'beta', 'mine'), StringCodec().encode('{"nodeName":"someone-else"}'), { headers: typed });
     bus.publish(Events.inventory, NodeInventory.fromPartial({ nodeName: 'ok-node', cluster: 'beta' }));
     await waitFor('good event', () => good.length > 0 || undefined);
     expect(good).toEqual(['ok-node']);
-    expect(invalid).toHaveLength(3);
+    await waitFor('every refusal', () => invalid.length >= 4 || undefined);
+    expect(invalid).toHaveLength(4);
+    expect(invalid[3]).toMatch(/its payload names node "someone-else", the subject node "mine"/);
     expect(invalid[0]).toMatch(/not JSON/);
     expect(invalid[1]).toMatch(/is "devices.heartbeat.v1", expected "devices.inventory.v1"/);
     expect(invalid[2]).toMatch(/header gpufleet-event is missing/);

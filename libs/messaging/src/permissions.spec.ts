@@ -32,10 +32,16 @@ describe('natsPermissions', () => {
     expect(permits(agent.publish, '$KV.gpufleet-dev-nodes.h100-2')).toBe(false);
     expect(permits(agent.publish, '$KV.gpufleet-dev-api-keys.k1')).toBe(false);
     expect(permits(agent.publish, '$KV.gpufleet-dev-pods.h100-0.a.b.c.0.0')).toBe(false);
-    expect(permits(agent.publish, 'gpufleet.dev.devices.heartbeat')).toBe(true);
-    expect(permits(agent.publish, 'gpufleet.dev.devices.inventory')).toBe(true);
+    expect(permits(agent.publish, 'gpufleet.dev.devices.heartbeat.h100-0')).toBe(true);
+    expect(permits(agent.publish, 'gpufleet.dev.devices.inventory.h100-1')).toBe(true);
+    expect(permits(agent.publish, 'gpufleet.dev.devices.detection_failed.h100-1')).toBe(true);
+    // Another node's heartbeat (a spoof that would keep a dead node Ready) is not its to send.
+    expect(permits(agent.publish, 'gpufleet.dev.devices.heartbeat.h100-2')).toBe(false);
+    expect(permits(agent.publish, 'gpufleet.dev.devices.heartbeat')).toBe(false);
     expect(permits(agent.publish, 'gpufleet.dev.router.usage')).toBe(false);
-    expect(permits(agent.publish, 'gpufleet.other.devices.heartbeat')).toBe(false);
+    expect(permits(agent.publish, 'gpufleet.other.devices.heartbeat.h100-0')).toBe(false);
+    // An agent of every node (Kubernetes, one identity for the DaemonSet) may send any node's.
+    expect(permits(of({ component: 'agent', nodes: '*' }).publish, 'gpufleet.dev.devices.heartbeat.h100-2')).toBe(true);
   });
 
   it('lets a node runtime write pod status of its own nodes only, and read the buckets it follows', () => {

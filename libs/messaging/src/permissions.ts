@@ -1,4 +1,4 @@
-import { Buckets, EVENTS_STREAM, Events, subjectOf } from '@gpufleet/contracts';
+import { Buckets, EVENTS_STREAM, Events, scopedSubjectOf, subjectOf, type EventDefinition } from '@gpufleet/contracts';
 
 /**
  * Who a NATS identity is, as far as its permissions go. One identity per process: an agent or a
@@ -125,9 +125,10 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         // Its own records only; reading a record (the last generation) is harmless.
         ...readBucketSubjects(nodes),
         ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(nodes, k)),
-        subjectOf(Events.inventory, cluster),
-        subjectOf(Events.heartbeat, cluster),
-        subjectOf(Events.detectionFailed, cluster),
+        // Device events of its own nodes only: the subject names the node (scopedSubjectOf).
+        ...([Events.inventory, Events.heartbeat, Events.detectionFailed] as Array<EventDefinition<unknown>>).flatMap((def) =>
+          spec.nodes === '*' ? [subjectOf(def, cluster)] : spec.nodes.map((n) => scopedSubjectOf(def, cluster, n)),
+        ),
       ]);
     }
     case 'runtime': {
