@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { connect, JSONCodec, NatsConnection } from 'nats';
-import { Buckets, Events, NodeInventory, PodRuntimeStatus, ApiKeyRecord, EVENTS_STREAM, subjectOf, User } from '@gpufleet/contracts';
-import { startNats, type RunningServer } from '@gpufleet/testing';
+import { Buckets, Events, NodeInventory, PodRuntimeStatus, ApiKeyRecord, EVENTS_STREAM, scopedSubjectOf, subjectOf, User } from '@gpufleet/contracts';
+import { startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 import { connectNats, createNkeyUser, natsConnectionOptions } from './connection';
 import { ensureEventsStream } from './events';
 import { KvStore } from './kv-store';
@@ -71,6 +71,19 @@ describe('per-component NATS identities (real nats-server with the generated aut
     await nc.control.jetstream().publish(`$KV.${Buckets.nodes(CLUSTER)}.node-b`, JSONCodec().encode(NodeInventory.toJSON(nodeRecord('node-b'))));
     expect((await nodes.get('node-b'))?.value.nodeName).toBe('node-b');
     expect(await nodes.keys()).toEqual(['node-a', 'node-a2', 'node-b']);
+  });
+
+  it("delivers an agent's heartbeats of its own nodes only: another node's is refused by the server", async () => {
+    const seen: string[] = [];
+    const sub = nc.control.subscribe(subjectOf(Events.heartbeat, CLUSTER), { callback: (_err, msg) => seen.push(msg.subject) });
+    await nc.control.flush();
+    nc.agentA.publish(scopedSubjectOf(Events.heartbeat, CLUSTER, 'node-b'), JSONCodec().encode({ nodeName: 'node-b' }));
+    nc.agentA.publish(scopedSubjectOf(Events.heartbeat, CLUSTER, 'node-a'), JSONCodec().encode({ nodeName: 'node-a' }));
+    await nc.agentA.flush();
+    await waitFor('the own heartbeat', () => seen.length > 0 || undefined);
+    await nc.control.flush();
+    sub.unsubscribe();
+    expect(seen).toEqual([scopedSubjectOf(Events.heartbeat, CLUSTER, 'node-a')]);
   });
 
   it('refuses an agent writing an api-keys record, even as a raw KV publish', async () => {
