@@ -1,5 +1,4 @@
 import { execFileSync } from 'child_process';
-import { connect } from 'net';
 import { mkdtempSync, readFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -19,7 +18,7 @@ import {
 } from '@gpufleet/contracts';
 import { callUnary, channelCredentials, clientOptions, iterateStream } from '@gpufleet/grpc-kit';
 import { KvStore, connectNats } from '@gpufleet/messaging';
-import { RunningServer, startHostileEngine, startNats, startRedis, type HostileEngine } from '@gpufleet/testing';
+import { RunningServer, sendBodySlowly, startHostileEngine, startNats, startRedis, type HostileEngine } from '@gpufleet/testing';
 import { gpufleet } from './support/cli';
 import { ServiceStack } from './support/services';
 
@@ -317,18 +316,9 @@ describe('the router against hostile peers (real router process)', () => {
   });
 
   it('drops a client that sends its body a byte at a time at BODY_TIMEOUT_S with 408', async () => {
-    const { port } = new URL(router.base);
-    const socket = connect(Number(port), '127.0.0.1');
-    let answer = '';
-    socket.on('data', (d: Buffer) => (answer += d.toString()));
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
-    const drip = setInterval(() => socket.write(' '), 300);
-    const started = Date.now();
-    await closed;
-    clearInterval(drip);
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    const { answer, elapsedMs } = await sendBodySlowly(router.base);
+  expect(elapsedMs).toBeLessThan(5_000);
+  expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect((await chatOf(router.base, 'good-model')).status).toBe(200);
   });
 });

@@ -1,8 +1,7 @@
 // The router's bounds against hostile peers, all real: an engine (a plain HTTP server here)
 // that streams one SSE event that never ends, a client that sends its body a byte at a time,
 // and more requests than MAX_IN_FLIGHT. Each is cut at its limit while other requests are served.
-import { connect } from 'node:net';
-import { startHostileEngine, type HostileEngine } from '@gpufleet/testing';
+import { sendBodySlowly, startHostileEngine, type HostileEngine } from '@gpufleet/testing';
 import { chat, post, RouterHarness, type EngineSim, type TestRouter } from './__fixtures__/router-harness';
 
 let h: RouterHarness;
@@ -43,17 +42,8 @@ it('cuts a stream whose event never ends at MAX_SSE_EVENT_KIB, with an error eve
 });
 
 it('drops a client that sends its body too slowly at BODY_TIMEOUT_S with 408', async () => {
-  const { port } = new URL(router.base);
-  const socket = connect(Number(port), '127.0.0.1');
-  let answer = '';
-  socket.on('data', (d: Buffer) => (answer += d.toString()));
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
-  const drip = setInterval(() => socket.write(' '), 300);
-  const started = Date.now();
-  await closed;
-  clearInterval(drip);
-  expect(Date.now() - started).toBeLessThan(5_000);
+  const { answer, elapsedMs } = await sendBodySlowly(router.base);
+  expect(elapsedMs).toBeLessThan(5_000);
   expect(answer).toMatch(/^HTTP\/1\.1 408/);
   // And the router still serves.
   expect((await post(router.base, '/v1/chat/completions', chat('good-model', 'hi'))).status).toBe(200);

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 
 /** A running hostile engine: its base URL, the requests it holds, and how to stop it. */
 export interface HostileEngine {
@@ -48,4 +48,24 @@ export async function startHostileEngine(model = 'hostile'): Promise<HostileEngi
       server.closeAllConnections();
     },
   };
+}
+
+/**
+ * A hostile client: a POST whose 1000-byte body comes one byte every `intervalMs`. Resolves once
+ * the server closes the socket, with what it answered and how long that took.
+ */
+export function sendBodySlowly(base: string, intervalMs = 300): Promise<{ answer: string; elapsedMs: number }> {
+  const { hostname, port } = new URL(base);
+  const socket = connect(Number(port), hostname);
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString()));
+  const started = Date.now();
+  socket.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
+  const drip = setInterval(() => socket.write(' '), intervalMs);
+  return new Promise((resolve) =>
+    socket.on('close', () => {
+      clearInterval(drip);
+      resolve({ answer, elapsedMs: Date.now() - started });
+    }),
+  );
 }
