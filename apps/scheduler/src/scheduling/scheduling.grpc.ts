@@ -12,17 +12,12 @@ import {
 import { ownerOf } from '@gpufleet/deployments-core';
 import { GrpcError, invalidArgument, notFound, paginate, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
-import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
+import { requireLabel } from './request-names';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
-
-function requireLabel(field: string, value: string): void {
-  if (!value) throw invalidArgument(field, 'a non-empty DNS-1123 label');
-  if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
-}
 
 /**
  * SchedulingService: any replica validates and records submissions and deletions in the
