@@ -3,21 +3,12 @@
 // client sees (INVALID_ARGUMENT, or NOT_FOUND for a well-formed name that does not exist) and a
 // message naming the field.
 import { status } from '@grpc/grpc-js';
-import {
-  ClusterQueue,
-  GPUInstanceSpec,
-  LocalQueue,
-  ModelDeploymentSpec,
-  WorkloadPhase,
-  WorkloadSpec,
-} from '@gpufleet/contracts';
+import { ClusterQueue, GPUInstanceSpec, LocalQueue, ModelDeploymentSpec, WorkloadPhase, WorkloadSpec } from '@gpufleet/contracts';
 import { callUnary, iterateStream } from '@gpufleet/grpc-kit';
+import { clusterQueue, deployment, instance, localQueue, workload } from './__fixtures__/requests';
 import { grpcError, SchedulerHarness } from './__fixtures__/scheduler-harness';
 
 let h: SchedulerHarness;
-
-/** What a generated message's fromPartial takes. */
-type PartialOf<M extends { fromPartial(p: never): unknown }> = Parameters<M['fromPartial']>[0];
 
 beforeAll(async () => {
   h = await SchedulerHarness.start();
@@ -27,49 +18,7 @@ afterAll(() => h?.stop());
 
 const long = (n: number) => 'a'.repeat(n);
 
-export function workload(overrides: object = {}): WorkloadSpec {
-  return WorkloadSpec.fromPartial({
-    namespace: 'default',
-    name: 'w',
-    localQueue: 'default',
-    podSets: [{ name: 'main', count: 1, size: 1, resources: { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 } }],
-    ...overrides,
-  } as PartialOf<typeof WorkloadSpec>);
-}
-
-export function deployment(overrides: object = {}): ModelDeploymentSpec {
-  return ModelDeploymentSpec.fromPartial({
-    namespace: 'default',
-    name: 'd',
-    localQueue: 'default',
-    model: '/models/m',
-    engine: { engine: 'vllm' },
-    roles: [{ role: 'server', replicas: 1, size: 1, resources: { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 } }],
-    ...overrides,
-  } as PartialOf<typeof ModelDeploymentSpec>);
-}
-
-export function instance(overrides: object = {}): GPUInstanceSpec {
-  return GPUInstanceSpec.fromPartial({
-    namespace: 'default',
-    name: 'i',
-    localQueue: 'default',
-    resources: { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 },
-    sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG4rT3vTt99Ox5kndS4HmgTrKBT8SKzhK4rhGkEVGlCI test'],
-    ...overrides,
-  } as PartialOf<typeof GPUInstanceSpec>);
-}
-
-export function clusterQueue(overrides: object = {}): ClusterQueue {
-  return ClusterQueue.fromPartial({ name: 'cq', pool: poolName(), nominalQuota: 8, ...overrides } as PartialOf<typeof ClusterQueue>);
-}
-
-export function localQueue(overrides: object = {}): LocalQueue {
-  return LocalQueue.fromPartial({ namespace: 'default', name: 'lq', clusterQueue: 'cq', ...overrides } as PartialOf<typeof LocalQueue>);
-}
-
 let pool = '';
-const poolName = () => pool;
 
 interface Row {
   readonly input: string;
@@ -125,6 +74,25 @@ describe('CapacityService', () => {
   it.each(rows.map((r) => [r.input, r]))('%s', (_input, row) => expectRefused(row));
 });
 
+describe('errors that echo oversized input', () => {
+  it('stay short, and the connection keeps serving (a 100 000-character name used to hang it)', async () => {
+    const c = h.clients.capacity;
+    const err = await grpcError(callUnary(c, c.getNode, { name: 'a b'.repeat(40_000) }, { metadata: h.admin(), deadlineMs: 3_000 }));
+    expect(err.code).toBe(status.INVALID_ARGUMENT);
+    expect(err.details.length).toBeLessThan(500);
+    expect(err.details).toContain('(120000 characters)');
+    const next = await grpcError(callUnary(c, c.getNode, { name: 'gpu-99' }, { metadata: h.admin(), deadlineMs: 3_000 }));
+    expect(next.code).toBe(status.NOT_FOUND);
+  });
+
+  it('name a field with control characters in ASCII metadata instead of failing with INTERNAL', async () => {
+    const d = h.clients.deployments;
+    const err = await grpcError(callUnary(d, d.createDeployment, { spec: deployment({ labels: { '\n': 'v'.repeat(300) } }) }, { metadata: h.admin() }));
+    expect(err.code).toBe(status.INVALID_ARGUMENT);
+    expect(err.metadata.get('gpufleet-field')).toEqual(['labels["\\u{a}"]']);
+  });
+});
+
 describe('SchedulingService', () => {
   const s = () => h.clients.scheduling;
   const md = () => ({ metadata: h.admin() });
@@ -145,6 +113,7 @@ describe('SchedulingService', () => {
     { input: 'SubmitWorkload unknown partition profile', field: 'podSets[0].resources', call: () => submit(workload({ podSets: podSet({ resources: { accelerator: { partitionProfile: '99g.1gb' }, vcpu: 1, memoryMib: 1 } }) })) },
     { input: 'SubmitWorkload bad topology level', field: 'podSets[0].topology', call: () => submit(workload({ podSets: podSet({ topology: { requiredLevel: 'galaxy', preferredLevel: '' } }) })) },
     { input: 'SubmitWorkload owner label', field: 'spec.labels', call: () => submit(workload({ labels: { 'gpufleet.io/deployment': 'x' } })) },
+    { input: 'SubmitWorkload 4294967295 CPU-only pods', field: 'podSets', call: () => submit(workload({ podSets: podSet({ count: 2 ** 32 - 1, resources: { vcpu: 1, memoryMib: 1 } }) })) },
     { input: 'SubmitWorkload unknown pool', field: 'localQueue', call: () => submit(workload({ pool: 'nope' })) },
     { input: 'GetWorkload empty namespace', field: 'namespace', call: () => callUnary(s(), s().getWorkload, { namespace: '', name: 'w' }, md()) },
     { input: 'GetWorkload bad name', field: 'name', call: () => callUnary(s(), s().getWorkload, { namespace: 'default', name: '-x' }, md()) },
@@ -174,13 +143,13 @@ describe('QueueService', () => {
   const putLq = (lq: LocalQueue | undefined) => callUnary(q(), q().putLocalQueue, { localQueue: lq }, md());
   const rows: Row[] = [
     { input: 'PutClusterQueue none', field: 'clusterQueue', call: () => putCq(undefined) },
-    { input: 'PutClusterQueue empty name', field: 'name', call: () => putCq(clusterQueue({ name: '' })) },
-    { input: 'PutClusterQueue bad name', field: 'name', call: () => putCq(clusterQueue({ name: 'Bad Name' })) },
-    { input: 'PutClusterQueue unknown pool', field: 'pool', call: () => putCq(clusterQueue({ pool: 'nope' })) },
-    { input: 'PutClusterQueue bad cohort', field: 'cohort', call: () => putCq(clusterQueue({ cohort: 'no spaces' })) },
-    { input: 'PutClusterQueue negative weight', field: 'fairSharingWeight', call: () => putCq(clusterQueue({ fairSharingWeight: -1 })) },
-    { input: 'PutClusterQueue NaN weight', field: 'fairSharingWeight', call: () => putCq(clusterQueue({ fairSharingWeight: Number.NaN })) },
-    { input: 'PutClusterQueue bad packing', field: 'packing', call: () => putCq(clusterQueue({ packing: 'sideways' })) },
+    { input: 'PutClusterQueue empty name', field: 'name', call: () => putCq(clusterQueue(pool, { name: '' })) },
+    { input: 'PutClusterQueue bad name', field: 'name', call: () => putCq(clusterQueue(pool, { name: 'Bad Name' })) },
+    { input: 'PutClusterQueue unknown pool', field: 'pool', call: () => putCq(clusterQueue(pool, { pool: 'nope' })) },
+    { input: 'PutClusterQueue bad cohort', field: 'cohort', call: () => putCq(clusterQueue(pool, { cohort: 'no spaces' })) },
+    { input: 'PutClusterQueue negative weight', field: 'fairSharingWeight', call: () => putCq(clusterQueue(pool, { fairSharingWeight: -1 })) },
+    { input: 'PutClusterQueue NaN weight', field: 'fairSharingWeight', call: () => putCq(clusterQueue(pool, { fairSharingWeight: Number.NaN })) },
+    { input: 'PutClusterQueue bad packing', field: 'packing', call: () => putCq(clusterQueue(pool, { packing: 'sideways' })) },
     { input: 'GetClusterQueue unknown', field: 'ClusterQueue', code: status.NOT_FOUND, call: () => callUnary(q(), q().getClusterQueue, { name: 'nope' }, md()) },
     { input: 'GetClusterQueue empty name', field: 'name', call: () => callUnary(q(), q().getClusterQueue, { name: '' }, md()) },
     { input: 'DeleteClusterQueue unknown', field: 'ClusterQueue', code: status.NOT_FOUND, call: () => callUnary(q(), q().deleteClusterQueue, { name: 'nope' }, md()) },
@@ -201,7 +170,7 @@ describe('QueueService', () => {
   it.each(rows.map((r) => [r.input, r]))('%s', (_input, row) => expectRefused(row));
 
   it('PutClusterQueue stores a queue without the managedBy a caller sent (read-only: the scheduler would take it over)', async () => {
-    const { clusterQueue: stored } = await putCq(clusterQueue({ name: 'mine', managedBy: 'gpufleet' }));
+    const { clusterQueue: stored } = await putCq(clusterQueue(pool, { name: 'mine', managedBy: 'gpufleet' }));
     expect(stored?.managedBy).toBeUndefined();
     const { clusterQueue: read } = await callUnary(q(), q().getClusterQueue, { name: 'mine' }, md());
     expect(read?.managedBy).toBeUndefined();
@@ -224,6 +193,8 @@ describe('DeploymentService', () => {
     { input: 'CreateDeployment role without a pod shape', field: 'roles[0]', call: () => create(deployment({ roles: role({ resources: undefined, instanceType: '' }) })) },
     { input: 'CreateDeployment unknown InstanceType', field: 'roles[0].instanceType', call: () => create(deployment({ roles: role({ resources: undefined, instanceType: 'nope' }) })) },
     { input: 'CreateDeployment 9 GPUs per pod', field: 'roles[0]', call: () => create(deployment({ roles: role({ resources: { accelerator: { whole: 9 }, vcpu: 1, memoryMib: 1 } }) })) },
+    { input: 'CreateDeployment 4294967295 accelerators per pod', field: 'roles[0].resources.accelerator.whole', call: () => create(deployment({ roles: role({ resources: { accelerator: { whole: 2 ** 32 - 1 }, vcpu: 1, memoryMib: 1 } }) })) },
+    { input: 'CreateDeployment label value too long under a tab key', field: 'labels', call: () => create(deployment({ labels: { '\t': 'v'.repeat(300) } })) },
     { input: 'CreateDeployment unknown local queue', field: 'localQueue', call: () => create(deployment({ localQueue: 'nope' })) },
     { input: 'CreateDeployment owner label', field: 'labels', call: () => create(deployment({ labels: { 'gpufleet.io/instance': 'x' } })) },
     { input: 'GetDeployment bad name', field: 'name', call: () => callUnary(d(), d().getDeployment, { namespace: 'default', name: 'A' }, md()) },
@@ -304,8 +275,8 @@ describe('paging of the capacity and queue lists', () => {
   it('ListPools, ListInstanceTypes, ListClusterQueues, ListLocalQueues and ListCohorts page through everything, in order', async () => {
     const q = h.clients.queues;
     const c = h.clients.capacity;
-    await callUnary(q, q.putClusterQueue, { clusterQueue: clusterQueue({ name: 'paged-a', cohort: 'c-one' }) }, md());
-    await callUnary(q, q.putClusterQueue, { clusterQueue: clusterQueue({ name: 'paged-b', cohort: 'c-two' }) }, md());
+    await callUnary(q, q.putClusterQueue, { clusterQueue: clusterQueue(pool, { name: 'paged-a', cohort: 'c-one' }) }, md());
+    await callUnary(q, q.putClusterQueue, { clusterQueue: clusterQueue(pool, { name: 'paged-b', cohort: 'c-two' }) }, md());
     for (const ns of ['team-b', 'team-a']) await callUnary(q, q.putLocalQueue, { localQueue: localQueue({ namespace: ns, name: 'lq', clusterQueue: 'paged-a' }) }, md());
 
     const pools = await pagesMatch(async (pageSize, pageToken) => {
