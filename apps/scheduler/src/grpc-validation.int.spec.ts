@@ -5,6 +5,7 @@
 import { status } from '@grpc/grpc-js';
 import { ClusterQueue, GPUInstanceSpec, LocalQueue, ModelDeploymentSpec, WorkloadPhase, WorkloadSpec } from '@gpufleet/contracts';
 import { callUnary, iterateStream } from '@gpufleet/grpc-kit';
+import { waitFor } from '@gpufleet/testing';
 import { clusterQueue, deployment, instance, localQueue, workload } from './__fixtures__/requests';
 import { grpcError, SchedulerHarness } from './__fixtures__/scheduler-harness';
 
@@ -114,6 +115,7 @@ describe('SchedulingService', () => {
     { input: 'SubmitWorkload bad topology level', field: 'podSets[0].topology', call: () => submit(workload({ podSets: podSet({ topology: { requiredLevel: 'galaxy', preferredLevel: '' } }) })) },
     { input: 'SubmitWorkload owner label', field: 'spec.labels', call: () => submit(workload({ labels: { 'gpufleet.io/deployment': 'x' } })) },
     { input: 'SubmitWorkload 4294967295 CPU-only pods', field: 'podSets', call: () => submit(workload({ podSets: podSet({ count: 2 ** 32 - 1, resources: { vcpu: 1, memoryMib: 1 } }) })) },
+    { input: 'SubmitWorkload 2 MB of labels (past NATS max_payload)', field: 'spec', call: () => submit(workload({ name: 'huge', labels: { big: 'v'.repeat(2_000_000) } })) },
     { input: 'SubmitWorkload unknown pool', field: 'localQueue', call: () => submit(workload({ pool: 'nope' })) },
     { input: 'GetWorkload empty namespace', field: 'namespace', call: () => callUnary(s(), s().getWorkload, { namespace: '', name: 'w' }, md()) },
     { input: 'GetWorkload bad name', field: 'name', call: () => callUnary(s(), s().getWorkload, { namespace: 'default', name: '-x' }, md()) },
@@ -172,7 +174,8 @@ describe('QueueService', () => {
   it('PutClusterQueue stores a queue without the managedBy a caller sent (read-only: the scheduler would take it over)', async () => {
     const { clusterQueue: stored } = await putCq(clusterQueue(pool, { name: 'mine', managedBy: 'gpufleet' }));
     expect(stored?.managedBy).toBeUndefined();
-    const { clusterQueue: read } = await callUnary(q(), q().getClusterQueue, { name: 'mine' }, md());
+    // Reads come from this replica's mirror of the store, a few milliseconds behind the write.
+    const read = await waitFor('ClusterQueue mine in the mirror', async () => (await callUnary(q(), q().getClusterQueue, { name: 'mine' }, md()).catch(() => undefined))?.clusterQueue, { timeoutMs: 5_000, intervalMs: 20 });
     expect(read?.managedBy).toBeUndefined();
   });
 });
@@ -195,6 +198,11 @@ describe('DeploymentService', () => {
     { input: 'CreateDeployment 9 GPUs per pod', field: 'roles[0]', call: () => create(deployment({ roles: role({ resources: { accelerator: { whole: 9 }, vcpu: 1, memoryMib: 1 } }) })) },
     { input: 'CreateDeployment 4294967295 accelerators per pod', field: 'roles[0].resources.accelerator.whole', call: () => create(deployment({ roles: role({ resources: { accelerator: { whole: 2 ** 32 - 1 }, vcpu: 1, memoryMib: 1 } }) })) },
     { input: 'CreateDeployment label value too long under a tab key', field: 'labels', call: () => create(deployment({ labels: { '\t': 'v'.repeat(300) } })) },
+    {
+      input: 'CreateDeployment 1.5 MB of arguments and environment (each within its own limit)',
+      field: 'spec',
+      call: () => create(deployment({ name: 'huge', engine: { engine: 'vllm', extraArgs: Array.from({ length: 128 }, (_, i) => `--x${i}=${'v'.repeat(4_000)}`), env: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`V${i}`, 'v'.repeat(2_500)])) }, roles: role({ extraArgs: Array.from({ length: 128 }, (_, i) => `--y${i}=${'v'.repeat(4_000)}`) }) })),
+    },
     { input: 'CreateDeployment unknown local queue', field: 'localQueue', call: () => create(deployment({ localQueue: 'nope' })) },
     { input: 'CreateDeployment owner label', field: 'labels', call: () => create(deployment({ labels: { 'gpufleet.io/instance': 'x' } })) },
     { input: 'GetDeployment bad name', field: 'name', call: () => callUnary(d(), d().getDeployment, { namespace: 'default', name: 'A' }, md()) },
@@ -236,6 +244,7 @@ describe('InstanceService', () => {
     { input: 'CreateInstance no shape', field: 'instanceType', call: () => create(instance({ resources: undefined, instanceType: '' })) },
     { input: 'CreateInstance unknown InstanceType', field: 'instanceType', call: () => create(instance({ resources: undefined, instanceType: 'nope' })) },
     { input: 'CreateInstance 9 GPUs', field: 'resources', call: () => create(instance({ resources: { accelerator: { whole: 9 }, vcpu: 1, memoryMib: 1 } })) },
+    { input: 'CreateInstance a command of 2 MB', field: 'spec', call: () => create(instance({ name: 'huge', command: 'x'.repeat(2_000_000) })) },
     { input: 'CreateInstance unknown local queue', field: 'localQueue', call: () => create(instance({ localQueue: 'nope' })) },
     { input: 'CreateInstance bad ssh key', field: 'sshPublicKeys[0]', call: () => create(instance({ sshPublicKeys: ['not a key'] })) },
     { input: 'CreateInstance owner label', field: 'labels', call: () => create(instance({ labels: { 'gpufleet.io/deployment': 'x' } })) },

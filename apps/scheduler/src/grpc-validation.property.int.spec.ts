@@ -37,7 +37,7 @@ const name = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('default', 'p1', '
 const manyLabels = (n: number, key: (i: number) => string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), 'v'.repeat(100)]));
 const labels = fc.oneof(
   { weight: 4, arbitrary: fc.dictionary(text, text, { maxKeys: 5 }) },
-  { weight: 1, arbitrary: fc.constantFrom(manyLabels(65, (i) => `k${i}`), manyLabels(2_000, (i) => `k${i}`), manyLabels(3, (i) => `${'k'.repeat(10_000)}${i}`), { '\n': 'x', '\u0000': '', 'é': 'ü' }) },
+  { weight: 1, arbitrary: fc.constantFrom(manyLabels(65, (i) => `k${i}`), manyLabels(2_000, (i) => `k${i}`), manyLabels(3, (i) => `${'k'.repeat(10_000)}${i}`), { big: 'v'.repeat(2_000_000) }, { '\n': 'x', '\u0000': '', 'é': 'ü' }) },
 );
 const uint32 = fc.oneof(fc.constantFrom(0, 1, 8, 9, 2 ** 31 - 1, 2 ** 32 - 1), fc.nat({ max: 2 ** 32 - 1 }));
 const int32 = fc.oneof(fc.constantFrom(-(2 ** 31), -1, 0, 2 ** 31 - 1), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }));
