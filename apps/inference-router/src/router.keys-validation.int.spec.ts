@@ -6,7 +6,7 @@ import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { CreateKeyRequest } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { RouterHarness, type TestRouter } from './__fixtures__/router-harness';
+import { grpcError, RouterHarness, type TestRouter } from './__fixtures__/router-harness';
 
 const ADMIN = 'keys-validation-admin';
 let h: RouterHarness;
@@ -26,15 +26,6 @@ const md = () => {
 };
 
 const create = (request: Partial<CreateKeyRequest>) => callUnary(r.grpc, r.grpc.createKey, CreateKeyRequest.fromPartial({ name: 'k', allModels: true, ...request }), md());
-
-async function grpcError(call: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await call;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('the call succeeded');
-}
 
 interface Row {
   readonly input: string;
