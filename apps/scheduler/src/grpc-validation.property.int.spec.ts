@@ -132,6 +132,26 @@ const clusterQueueArb = partial({
 });
 const localQueueArb = partial({ namespace: name, name, clusterQueue: fc.oneof(fc.constant('__valid__'), name) });
 
+/** Fresh valid names, so that requests which are otherwise valid get stored. */
+const freshName = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/);
+
+type Mutation = { readonly path: readonly string[]; readonly value: unknown };
+const at = (path: string[], value: fc.Arbitrary<unknown>): fc.Arbitrary<Mutation> => value.map((v) => ({ path, value: v }));
+
+/** `base` with each mutation's value written at its path (objects on the way created). */
+function mutated<T>(base: T, mutations: readonly Mutation[]): T {
+  const copy = JSON.parse(JSON.stringify(base)) as Record<string, unknown>;
+  for (const { path, value } of mutations) {
+    let node: Record<string, unknown> = copy;
+    for (const key of path.slice(0, -1)) {
+      if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[path[path.length - 1]] = value;
+  }
+  return copy as T;
+}
+
 /** `__valid__` InstanceType placeholders become a real one, so some requests get past that check. */
 function withValidType<T>(value: T): T {
   return JSON.parse(JSON.stringify(value), (_k, v: unknown) => (v === '__valid__' ? instanceType : v)) as T;
@@ -246,6 +266,59 @@ describe('random and oversized requests get INVALID_ARGUMENT (or succeed), never
       }),
       RUNS,
     );
+  });
+
+  // Valid requests with one or two fields spoilt (or none): these get past the first checks into
+  // admission, the store and the controllers.
+  it('SubmitWorkload, CreateDeployment, CreateInstance: a valid request with a field or two changed', async () => {
+    const { scheduling: s, deployments: d, instances: i } = h.clients;
+    const workloadMutation = fc.oneof(
+      at(['priority'], int32),
+      at(['labels'], labels),
+      at(['pool'], text),
+      at(['podSets', '0', 'count'], uint32),
+      at(['podSets', '0', 'size'], uint32),
+      at(['podSets', '0', 'resources'], resources),
+      at(['podSets', '0', 'topology'], topology),
+      at(['localQueue'], name),
+    );
+    const roleMutation = fc.oneof(
+      at(['roles', '0', 'replicas'], fc.oneof(fc.nat({ max: 3 }), uint32)),
+      at(['roles', '0', 'size'], fc.oneof(fc.nat({ max: 3 }), uint32)),
+      at(['roles', '0', 'resources'], resources),
+      at(['roles', '0', 'extraArgs'], strings),
+      at(['roles', '0', 'env'], env),
+      at(['engine'], engine),
+      at(['model'], fc.oneof(fc.constantFrom('/models/m', 'org/model', '-x'), text)),
+      at(['servedModelName'], text),
+      at(['labels'], labels),
+    );
+    const instanceMutation = fc.oneof(
+      at(['resources'], resources),
+      at(['command'], text),
+      at(['image'], text),
+      at(['env'], env),
+      at(['sshPublicKeys'], strings),
+      at(['stop'], fc.boolean()),
+      at(['labels'], labels),
+    );
+    const base = { namespace: 'default', localQueue: 'default' };
+    const resources1 = { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 };
+    await fc.assert(
+      fc.asyncProperty(freshName, fc.array(workloadMutation, { maxLength: 2 }), fc.array(roleMutation, { maxLength: 2 }), fc.array(instanceMutation, { maxLength: 2 }), async (n, wm, dm, im) => {
+        const w = mutated({ ...base, name: n, podSets: [{ name: 'main', count: 1, size: 1, resources: resources1 }] }, wm);
+        await acceptsOrRefuses(callUnary(s, s.submitWorkload, { spec: WorkloadSpec.fromPartial(w as PartialOf<typeof WorkloadSpec>) }, md()));
+        const dep = mutated({ ...base, name: n, model: '/models/m', engine: { engine: 'vllm' }, roles: [{ role: 'server', replicas: 1, size: 1, resources: resources1 }] }, dm);
+        await acceptsOrRefuses(callUnary(d, d.createDeployment, { spec: ModelDeploymentSpec.fromPartial(dep as PartialOf<typeof ModelDeploymentSpec>) }, md()));
+        const inst = mutated({ ...base, name: n, resources: resources1, sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG4rT3vTt99Ox5kndS4HmgTrKBT8SKzhK4rhGkEVGlCI t'] }, im);
+        await acceptsOrRefuses(callUnary(i, i.createInstance, { spec: GPUInstanceSpec.fromPartial(inst as PartialOf<typeof GPUInstanceSpec>) }, md()));
+      }),
+      RUNS,
+    );
+    // What was stored goes through admission and the controllers: none of their passes fails.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const metrics = await (await fetch(`http://127.0.0.1:${h.service.opsPort}/metrics`)).text();
+    expect(metrics.split('\n').filter((l) => l.startsWith('gpufleet_reconcile_errors_total') && !l.endsWith(' 0'))).toEqual([]);
   });
 
   it('List* with random filters, page sizes and tokens', async () => {
