@@ -7,7 +7,6 @@ import { describeProblems, emptyStatus, missingLocalQueueExpectation, poolShapeF
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { DefaultQueues } from './default-queues.service';
 import { SchedulingStore } from './scheduling-store.service';
-import { requireSpecSize } from './request-names';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
 
 /**
@@ -42,7 +41,6 @@ export class WorkloadSubmitter {
 
   /** Validates and records the workload as Pending; the leader admits it. */
   async submit(spec: WorkloadSpec): Promise<Workload> {
-    requireSpecSize(WorkloadSpec.encode(spec).finish().length);
     await this.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = this.problems(spec);
     if (problems.length > 0) {
