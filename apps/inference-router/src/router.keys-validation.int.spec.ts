@@ -6,7 +6,8 @@ import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { CreateKeyRequest } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { grpcError, RouterHarness, type TestRouter } from './__fixtures__/router-harness';
+import { grpcError } from '@gpufleet/testing';
+import { RouterHarness, type TestRouter } from './__fixtures__/router-harness';
 
 const ADMIN = 'keys-validation-admin';
 let h: RouterHarness;

@@ -5,8 +5,8 @@ import { Metadata, status } from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import { RedisKeys } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { waitFor } from '@gpufleet/testing';
-import { bearer, chat, grpcError, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
+import { grpcError, waitFor } from '@gpufleet/testing';
+import { bearer, chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
 
 const MODEL = 'test/model';
 const OTHER = 'other/model';

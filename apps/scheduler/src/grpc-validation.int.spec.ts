@@ -5,9 +5,9 @@
 import { status } from '@grpc/grpc-js';
 import { ClusterQueue, GPUInstanceSpec, LocalQueue, ModelDeploymentSpec, WorkloadPhase, WorkloadSpec } from '@gpufleet/contracts';
 import { callUnary, iterateStream } from '@gpufleet/grpc-kit';
-import { waitFor } from '@gpufleet/testing';
+import { grpcError, waitFor } from '@gpufleet/testing';
 import { clusterQueue, deployment, instance, localQueue, workload } from './__fixtures__/requests';
-import { grpcError, SchedulerHarness } from './__fixtures__/scheduler-harness';
+import { SchedulerHarness } from './__fixtures__/scheduler-harness';
 
 let h: SchedulerHarness;
 

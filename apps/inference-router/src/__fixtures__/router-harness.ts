@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata } from '@grpc/grpc-js';
 import { connect, type NatsConnection } from 'nats';
 import {
   ApiKeyRecord,
@@ -218,16 +218,6 @@ export class RouterHarness {
     await this.nc.close();
     await Promise.all([this.nats.dispose(), this.redis.dispose()]);
   }
-}
-
-/** The error a gRPC call failed with; throws when it succeeded. */
-export async function grpcError(call: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await call;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('the call succeeded');
 }
 
 /** POSTs JSON; returns status, headers and the body as text and (when it parses) JSON. */

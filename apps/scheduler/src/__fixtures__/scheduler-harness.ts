@@ -1,7 +1,7 @@
 // Integration harness: a real nats-server (ephemeral) and one scheduler started in-process
 // through startService, as main.ts does, with typed gRPC clients of its five services. Node
 // records are written straight into the nodes bucket, which is the contract the agents fulfil.
-import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { connect, type NatsConnection } from 'nats';
 import {
   Buckets,
@@ -97,16 +97,6 @@ export class SchedulerHarness {
     await this.nc.close();
     await this.nats.dispose();
   }
-}
-
-/** The error a call failed with; throws when it succeeded. */
-export async function grpcError(call: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await call;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('the call succeeded');
 }
 
 /** Status codes that bad input may get: anything else (INTERNAL, UNKNOWN, a lost connection) is a bug. */
