@@ -37,7 +37,7 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
   });
 
   it('offers one InstanceType family per pool with the capacity the fleet file implies', async () => {
-    const { pools } = await callUnary(client, client.listPools, {});
+    const { pools } = await callUnary(client, client.listPools, { pageSize: 0, pageToken: '' });
     expect(pools.map((p) => [p.identity?.acceleratorProduct, p.nodes.length]).sort()).toEqual(
       [['', 1], ['NVIDIA A100-SXM4-80GB', 1], ['NVIDIA L40S', 1], [H100, 2]].sort(),
     );
@@ -82,7 +82,7 @@ describe('capacity from simulated agents (real NATS, real processes)', () => {
       code: 3,
       details: expect.stringContaining('name: expected a non-empty name'),
     });
-    await expect(callUnary(client, client.listInstanceTypes, { pool: 'nope' })).rejects.toMatchObject({
+    await expect(callUnary(client, client.listInstanceTypes, { pool: 'nope', pageSize: 0, pageToken: '' })).rejects.toMatchObject({
       code: 5,
       details: expect.stringMatching(/pool "nope" does not exist \(pools: /),
     });

@@ -100,7 +100,7 @@ export function capacityClient(address: string): CapacityServiceClient {
 }
 
 export async function instanceTypes(client: CapacityServiceClient): Promise<InstanceType[]> {
-  return (await callUnary(client, client.listInstanceTypes, { pool: '' })).instanceTypes;
+  return (await callUnary(client, client.listInstanceTypes, { pool: '', pageSize: 0, pageToken: '' })).instanceTypes;
 }
 
 /** Whole-accelerator capacity of every 1x InstanceType, by accelerator product. */

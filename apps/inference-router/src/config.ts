@@ -158,6 +158,7 @@ const routerConfigFields = {
     desc: 'How often the router reads every replica’s /metrics (requests running and waiting, KV cache use) to see the load other router replicas put there; a sample not renewed for 3 intervals is dropped. 0: never, policies see only this router’s in-flight counts.',
   }),
   ENGINE_METRICS_TIMEOUT_S: duration({ default: 1, min: 0.001, desc: 'Longest wait for one replica’s /metrics; one read per replica is in flight at most.' }),
+  ENGINE_METRICS_MAX_KIB: int({ default: 1024, min: 1, desc: 'Largest /metrics body read from one replica (KiB); a bigger or endless one is cut, counted and logged once per replica, and the replica is routed on this router’s in-flight count alone.' }),
   UPSTREAM_API_KEY: str({ optional: true, secret: true, desc: 'Sent to the engines as "Authorization: Bearer …" when they run with --api-key.' }),
 
   USAGE_FLUSH_S: duration({ default: 1, min: 0.01, desc: 'How often metered usage goes to Redis and NATS (usage events) and Prometheus.' }),

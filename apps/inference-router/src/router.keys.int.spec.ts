@@ -1,13 +1,13 @@
 // API keys and rate limits across two router replicas sharing NATS and Redis: KeyService over
 // gRPC, 401/403, revocation everywhere within a second, limits shared through Redis, 429, usage
 // read back with GetUsage.
-import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import { ACCESS_TOKENS, bindingKey, hashSecret } from '@gpufleet/access-core';
 import { AccessTokenRecord, Buckets, PrincipalKind, RedisKeys, Role, RoleBinding, User } from '@gpufleet/contracts';
 import { KvStore } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { waitFor } from '@gpufleet/testing';
+import { grpcError, waitFor } from '@gpufleet/testing';
 import { bearer, chat, post, RouterHarness, type EngineSim, type ErrorBody, type TestRouter } from './__fixtures__/router-harness';
 
 const MODEL = 'test/model';
@@ -34,15 +34,6 @@ const admin = (): Metadata => {
   metadata.set('authorization', `Bearer ${ADMIN}`);
   return metadata;
 };
-
-async function grpcError(call: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await call;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('the call succeeded');
-}
 
 /** Waits until router `r` knows key `id` (the watch delivers it in milliseconds). */
 const known = (r: TestRouter, id: string) => waitFor(`key ${id} on a router`, () => (r.runtime.keys.get(id) ? true : undefined), { timeoutMs: 2_000, intervalMs: 5 });

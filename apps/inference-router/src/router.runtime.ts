@@ -101,6 +101,7 @@ export class RouterRuntime implements OnModuleInit, OnApplicationBootstrap, Befo
       logger,
       intervalMs: config.ENGINE_METRICS_INTERVAL_S * 1000,
       timeoutMs: config.ENGINE_METRICS_TIMEOUT_S * 1000,
+      maxBodyBytes: config.ENGINE_METRICS_MAX_KIB * 1024,
       headers: config.UPSTREAM_API_KEY ? { authorization: `Bearer ${config.UPSTREAM_API_KEY}` } : undefined,
     });
     this.server = new RouterServer({

@@ -6,7 +6,7 @@ import type { DeploymentRole, ModelDeploymentSpec, PodResources } from '@gpuflee
 import { buildEngineCommand, ENGINE_KINDS, ENGINE_MODES, EngineSpecError } from '@gpufleet/engine-presets';
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { engineSpecOf } from './engine-run';
-import { checkArgs, checkEnv, checkLabels } from './limits';
+import { checkArgs, checkEnv, checkLabels, LIMITS } from './limits';
 import { checkEnvFromSecret, layerEnv } from './secrets';
 import { MAX_DEPLOYMENT_NAME, MAX_REPLICAS } from './names';
 
@@ -146,6 +146,12 @@ function validateRoles(
     // role, …) are found now rather than when a node runtime first starts a replica.
     const n = acceleratorsPerPod(resources);
     if (n < 1) return;
+    // The check below lays out one accelerator id per accelerator: 4 294 967 295 of them ran
+    // the scheduler out of memory.
+    if (n > LIMITS.acceleratorsPerPod) {
+      add(problem(`${at}.resources.accelerator.whole`, `at most ${LIMITS.acceleratorsPerPod} accelerators per pod`, String(n)));
+      return;
+    }
     try {
       buildEngineCommand(
         engineSpecOf(

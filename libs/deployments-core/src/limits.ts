@@ -14,6 +14,8 @@ export const LIMITS = {
   envTotal: 256 * 1024,
   args: 128,
   arg: 4096,
+  /** Accelerators of one pod: more than any node has. */
+  acceleratorsPerPod: 1024,
 } as const;
 
 /** Variables the runtime sets from the allocation; a pod that set them would see other devices. */

@@ -3,3 +3,4 @@ export * from './node-inventory';
 export * from './servers';
 export * from './certificates';
 export * from './hostile-engine';
+export * from './grpc';

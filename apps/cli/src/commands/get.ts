@@ -123,9 +123,12 @@ const nodesSpec: KindSpec<Node> = {
 const poolsSpec: KindSpec<Pool> = {
     columns: poolColumns,
     toJSON: (p) => Pool.toJSON(p),
-    list: async ({ capacity: c }) => (await callUnary(c, c.listPools, {})).pools,
-    get: async ({ capacity: c }, name) => {
-      const pool = (await callUnary(c, c.listPools, {})).pools.find((p) => p.name === name);
+    list: ({ capacity: c }) => allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listPools, { pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.pools, next: res.nextPageToken };
+    }),
+    get: async (clients, name) => {
+      const pool = (await poolsSpec.list(clients)).find((p) => p.name === name);
       if (!pool) throw new Error(`NOT_FOUND: pool "${name}" does not exist`);
       return pool;
     },
@@ -134,7 +137,10 @@ const poolsSpec: KindSpec<Pool> = {
 const instanceTypesSpec: KindSpec<InstanceType> = {
     columns: instanceTypeColumns,
     toJSON: (t) => InstanceType.toJSON(t),
-    list: async ({ capacity: c }, pool) => (await callUnary(c, c.listInstanceTypes, { pool: pool ?? '' })).instanceTypes,
+    list: ({ capacity: c }, pool) => allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listInstanceTypes, { pool: pool ?? '', pageSize: CLI_PAGE_SIZE, pageToken });
+      return { items: res.instanceTypes, next: res.nextPageToken };
+    }),
     get: async ({ capacity: c }, name) => (await callUnary(c, c.getInstanceType, { name })).instanceType!,
 };
 
@@ -153,7 +159,11 @@ const workloadsSpec: KindSpec<Workload> = {
 const clusterQueuesSpec: KindSpec<ClusterQueue> = {
   columns: clusterQueueColumns,
   toJSON: (q) => ClusterQueue.toJSON(q),
-  list: async ({ queues: c }) => (await callUnary(c, c.listClusterQueues, {}, { metadata: adminMetadata() })).clusterQueues,
+  list: ({ queues: c }) =>
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listClusterQueues, { pageSize: CLI_PAGE_SIZE, pageToken }, { metadata: adminMetadata() });
+      return { items: res.clusterQueues, next: res.nextPageToken };
+    }),
   get: async ({ queues: c }, name) => (await callUnary(c, c.getClusterQueue, { name }, { metadata: adminMetadata() })).clusterQueue!,
 };
 
@@ -161,7 +171,11 @@ const localQueuesSpec: KindSpec<LocalQueue> = {
   columns: localQueueColumns,
   toJSON: (q) => LocalQueue.toJSON(q),
   key: (q) => workloadKey(q.namespace, q.name),
-  list: async ({ queues: c, namespace }) => (await callUnary(c, c.listLocalQueues, { namespace: namespace ?? '' }, { metadata: adminMetadata() })).localQueues,
+  list: ({ queues: c, namespace }) =>
+    allPages(async (pageToken) => {
+      const res = await callUnary(c, c.listLocalQueues, { namespace: namespace ?? '', pageSize: CLI_PAGE_SIZE, pageToken }, { metadata: adminMetadata() });
+      return { items: res.localQueues, next: res.nextPageToken };
+    }),
   get: async (clients, name) => {
     const q = (await localQueuesSpec.list(clients)).find((x) => x.name === name);
     if (!q) throw new Error(`NOT_FOUND: LocalQueue "${name}" does not exist in namespace "${clients.namespace ?? 'any'}"`);

@@ -52,10 +52,11 @@ function poller(pools: FakeReplica[][], engines: Engines, clock: { now: number }
   const warnings: string[] = [];
   const p = new EngineMetricsPoller({
     directory: { everyPool: () => pools.map((replicas) => ({ replicas })) },
-    metrics: { engineMetricsError: (reason) => errors.push(reason) },
+    metrics: { engineMetricsError: (reason) => errors.push(reason), oversizedEngineMetrics: () => undefined },
     logger: { warn: ((_obj: unknown, message: string) => warnings.push(message)) as never },
     intervalMs: 1_000,
     timeoutMs: 5_000,
+    maxBodyBytes: 1024 * 1024,
     fetch: engines.fetch,
     now: () => clock.now,
     ...extra,
@@ -168,6 +169,36 @@ describe('EngineMetricsPoller', () => {
     expect(engines.calls[1].init.signal?.aborted).toBe(true);
     expect(a.engineLoad).toBeUndefined();
     expect(errors).toEqual([]);
+  });
+
+  it('cuts a body past maxBodyBytes (streamed or announced), counts each cut read and logs once per endpoint', async () => {
+    const engines = new Engines();
+    const clock = { now: 0 };
+    const a = replica('http://10.0.0.1:8000');
+    let oversized = 0;
+    const { poller: p, errors, warnings } = poller([[a]], engines, clock, {
+      maxBodyBytes: 1024,
+      metrics: { engineMetricsError: (reason) => errors.push(reason), oversizedEngineMetrics: () => oversized++ },
+    });
+    p.tick();
+    await engines.answer(0, `${VLLM(1, 0, 0)}\n# ${'x'.repeat(2048)}`);
+    clock.now = 1_000;
+    p.tick();
+    engines.calls[1].resolve(new Response('x'.repeat(10), { headers: { 'content-length': '999999' } }));
+    await settle();
+    clock.now = 120_000; // past the once-a-minute rule of other failures: still no second line
+    p.tick();
+    await engines.answer(2, 'x'.repeat(5_000));
+    expect(errors).toEqual(['too_large', 'too_large', 'too_large']);
+    expect(oversized).toBe(3);
+    expect(a.engineLoad).toBeUndefined();
+    expect(warnings).toEqual([
+      "engine metrics: http://10.0.0.1:8000/metrics sent more than 1 KiB (ENGINE_METRICS_MAX_KIB); the read was cut; routing counts only this router's requests on it (logged once)",
+    ]);
+    clock.now = 121_000;
+    p.tick();
+    await engines.answer(3, VLLM(2, 0, 0.1));
+    expect(a.engineLoad?.running).toBe(2);
   });
 
   it('forgets endpoints that left every pool', async () => {

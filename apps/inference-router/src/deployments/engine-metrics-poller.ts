@@ -11,13 +11,17 @@
  *   dropped, and the policies fall back to this router's in-flight count for that replica.
  * - Failures are counted in `gpufleet_router_engine_metrics_errors_total{reason}` and logged at
  *   most once a minute per endpoint.
+ * - A body is read up to ENGINE_METRICS_MAX_KIB: past it (or with a Content-Length above it) the
+ *   read is aborted, counted as `too_large` and in `gpufleet_router_limit_refusals_total{limit=
+ *   "engine_metrics_max"}`, and logged once per endpoint, so an endless /metrics cannot hold
+ *   the router's memory.
  */
 import type { Logger } from '@gpufleet/observability';
 import { parseEngineMetrics, type EngineLoadSample } from '@gpufleet/routing-core';
 import type { Replica } from './replica-pool';
 
 /** Why a read of an engine's /metrics failed (the `reason` label). */
-export type EngineMetricsFailure = 'timeout' | 'connect_error' | 'bad_status' | 'no_load_series';
+export type EngineMetricsFailure = 'timeout' | 'connect_error' | 'bad_status' | 'no_load_series' | 'too_large';
 
 /** Intervals after which a sample that was not renewed is dropped. */
 export const STALE_INTERVALS = 3;
@@ -29,11 +33,13 @@ type PolledReplica = Pick<Replica, 'id' | 'inFlight' | 'removed' | 'engineLoad'>
 export interface EngineMetricsPollerOptions {
   /** The ModelDirectory: every pool, prefill pools included. */
   readonly directory: { everyPool(): Iterable<{ readonly replicas: readonly PolledReplica[] }> };
-  readonly metrics: { engineMetricsError(reason: EngineMetricsFailure): void };
+  readonly metrics: { engineMetricsError(reason: EngineMetricsFailure): void; oversizedEngineMetrics(): void };
   readonly logger: Pick<Logger, 'warn'>;
   /** 0: no polling; policies use this router's in-flight counts alone. */
   readonly intervalMs: number;
   readonly timeoutMs: number;
+  /** Bytes of one /metrics body at most (ENGINE_METRICS_MAX_KIB). */
+  readonly maxBodyBytes: number;
   /** Sent with every read (the engines' API key, for engines that guard /metrics too). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Tests: a fake engine, a fake clock (milliseconds). */
@@ -46,6 +52,8 @@ interface Endpoint {
   /** now() of the last sample stored; -Infinity before the first. */
   sampledAt: number;
   lastLoggedAt: number;
+  /** An oversized body is logged once per endpoint, not once a minute. */
+  loggedTooLarge: boolean;
 }
 
 class ReadFailure extends Error {
@@ -110,7 +118,7 @@ export class EngineMetricsPoller {
     for (const [id, replicas] of byEndpoint) {
       let endpoint = this.endpoints.get(id);
       if (endpoint === undefined) {
-        endpoint = { reading: false, sampledAt: -Infinity, lastLoggedAt: -Infinity };
+        endpoint = { reading: false, sampledAt: -Infinity, lastLoggedAt: -Infinity, loggedTooLarge: false };
         this.endpoints.set(id, endpoint);
       }
       if (now - endpoint.sampledAt > this.staleMs) for (const replica of replicas) replica.engineLoad = undefined;
@@ -134,6 +142,13 @@ export class EngineMetricsPoller {
       if (this.stopped) return;
       const failure = classify(err);
       this.options.metrics.engineMetricsError(failure.reason);
+      if (failure.reason === 'too_large') {
+        this.options.metrics.oversizedEngineMetrics();
+        if (endpoint.loggedTooLarge) return;
+        endpoint.loggedTooLarge = true;
+        this.options.logger.warn({ replica: id, reason: failure.reason }, `engine metrics: ${id}/metrics ${failure.message}; routing counts only this router's requests on it (logged once)`);
+        return;
+      }
       const now = this.now();
       if (now - endpoint.lastLoggedAt >= LOG_EVERY_MS) {
         endpoint.lastLoggedAt = now;
@@ -155,7 +170,7 @@ export class EngineMetricsPoller {
       await res.body?.cancel().catch(() => undefined);
       throw new ReadFailure('bad_status', `answered ${res.status}`);
     }
-    const sample = parseEngineMetrics(await res.text());
+    const sample = parseEngineMetrics(await this.readBody(res));
     if (sample === undefined) {
       throw new ReadFailure(
         'no_load_series',
@@ -163,6 +178,32 @@ export class EngineMetricsPoller {
       );
     }
     return sample;
+  }
+
+  /** The body as text, read up to maxBodyBytes; past that the read is cancelled (the socket closed). */
+  private async readBody(res: Response): Promise<string> {
+    const max = this.options.maxBodyBytes;
+    const tooLarge = (): ReadFailure => new ReadFailure('too_large', `sent more than ${Math.round(max / 1024)} KiB (ENGINE_METRICS_MAX_KIB); the read was cut`);
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (declared > max) {
+      await res.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    if (!res.body) return '';
+    const reader = res.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > max) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 }
 

@@ -25,6 +25,9 @@ const MAX_NAME = 128;
 const MAX_MODELS = 256;
 const MAX_MODEL_NAME = 256;
 const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$/;
+/** Labels of one key, and characters of one value: a record stays far below NATS's max_payload (a 2 MB label gave INTERNAL). */
+const MAX_LABELS = 64;
+const MAX_LABEL_VALUE = 256;
 
 /** A new key from a CreateKey request: the record to store and the full key to show once. */
 /** The longest expires_in_seconds accepted: ten years. */
@@ -54,8 +57,11 @@ export function newKeyRecord(request: CreateKeyRequest, now: Date): { record: Ap
   if (expiresAt && expiresAt.getTime() <= now.getTime()) {
     throw invalidArgument('expires_at', `a time in the future (now is ${now.toISOString()})`, expiresAt.toISOString());
   }
-  for (const key of Object.keys(request.labels)) {
+  const labels = Object.entries(request.labels);
+  if (labels.length > MAX_LABELS) throw invalidArgument('labels', `at most ${MAX_LABELS} labels`, `${labels.length} labels`);
+  for (const [key, value] of labels) {
     if (!LABEL_KEY.test(key)) throw invalidArgument(`labels.${key}`, 'a label key of letters, digits, ".", "_", "/" and "-" (at most 63 characters)', key);
+    if (value.length > MAX_LABEL_VALUE) throw invalidArgument(`labels.${key}`, `a value of at most ${MAX_LABEL_VALUE} characters`, `${value.length} characters`);
   }
   const generated = generateApiKey();
   const key: ApiKey = {

@@ -99,12 +99,12 @@ export class RouterMetrics {
     this.redisErrors = createCounter(registry, { name: 'router_redis_errors_total', help: 'Redis commands that failed, by use.', labelNames: ['op'] });
     this.refused = createCounter(registry, {
       name: 'router_limit_refusals_total',
-      help: 'What the router refused to hold, by limit: connections past MAX_CONNECTIONS, requests past MAX_IN_FLIGHT, streams cut at MAX_SSE_EVENT_KIB.',
+      help: 'What the router refused to hold, by limit: connections past MAX_CONNECTIONS, requests past MAX_IN_FLIGHT, streams cut at MAX_SSE_EVENT_KIB, engine /metrics reads cut at ENGINE_METRICS_MAX_KIB.',
       labelNames: ['limit'],
     });
     this.engineMetricsErrors = createCounter(registry, {
       name: 'router_engine_metrics_errors_total',
-      help: 'Reads of an engine’s /metrics that failed, by reason (timeout, connect_error, bad_status, no_load_series).',
+      help: 'Reads of an engine’s /metrics that failed, by reason (timeout, connect_error, bad_status, no_load_series, too_large).',
       labelNames: ['reason'],
     });
 
@@ -180,6 +180,11 @@ export class RouterMetrics {
   /** A request answered 503: MAX_IN_FLIGHT were in flight. */
   overloaded(): void {
     this.refused.inc({ limit: 'max_in_flight' });
+  }
+
+  /** A read of an engine's /metrics cut: its body passed ENGINE_METRICS_MAX_KIB. */
+  oversizedEngineMetrics(): void {
+    this.refused.inc({ limit: 'engine_metrics_max' });
   }
 
   /** A stream cut: the engine sent an event bigger than MAX_SSE_EVENT_KIB. */

@@ -3,8 +3,10 @@ import {
   CapacityServiceServer,
   GetInstanceTypeRequest,
   GetNodeRequest,
+  InstanceType,
   ListInstanceTypesRequest,
   ListNodesRequest,
+  ListPoolsRequest,
   WatchEventType,
   WatchInstanceTypesRequest,
   WatchInstanceTypesResponse,
@@ -15,6 +17,11 @@ import { CapacityStateService } from './capacity-state.service';
 
 const NAME = /^[a-z0-9]([-a-z0-9_.]{0,251}[a-z0-9])?$/i;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** A unique sort key: pool, unit size (accelerators, zero-padded), name. */
+function instanceTypeOrder(t: InstanceType): string {
+  return `${t.pool}/${String(t.unit?.accelerators ?? 0).padStart(10, '0')}/${t.name}`;
+}
 
 function requireName(field: string, value: string): void {
   if (!value) throw invalidArgument(field, 'a non-empty name');
@@ -60,10 +67,15 @@ export class CapacityGrpc {
       if (!node) throw notFound('node', req.name, 'list nodes with `gpufleet get nodes`');
       return { node: this.state.withLiveHeartbeat(node) };
     }),
-    listPools: unary(() => ({ pools: this.model.listPools() })),
+    listPools: unary((req: ListPoolsRequest) => {
+      const page = paginate(this.model.listPools(), (p) => p.name, req.pageSize, req.pageToken);
+      return { pools: page.items, nextPageToken: page.nextPageToken };
+    }),
     listInstanceTypes: unary((req: ListInstanceTypesRequest) => {
       this.requirePool(req.pool);
-      return { instanceTypes: this.model.listInstanceTypes(req.pool || undefined) };
+      // Pages keep the model's order: by pool, then unit size (name order would put 16x before 2x).
+      const page = paginate(this.model.listInstanceTypes(req.pool || undefined), instanceTypeOrder, req.pageSize, req.pageToken);
+      return { instanceTypes: page.items, nextPageToken: page.nextPageToken };
     }),
     getInstanceType: unary((req: GetInstanceTypeRequest) => {
       requireName('name', req.name);

@@ -7,6 +7,7 @@ import { RevisionConflictError } from '@gpufleet/messaging';
 import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool } from '@gpufleet/deployments-core';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { WorkloadApiContext } from './workload-api-context';
+import { requireSpecSize } from './request-names';
 import { storeKey, workloadKey } from './workload-keys';
 
 /**
@@ -27,6 +28,7 @@ export class DeploymentsGrpc {
 
   private async validated(raw: ModelDeploymentSpec | undefined): Promise<ModelDeploymentSpec> {
     if (!raw) throw invalidArgument('spec', 'a ModelDeploymentSpec');
+    requireSpecSize(ModelDeploymentSpec.encode(raw).finish().length);
     const spec = normalizeDeploymentSpec(raw);
     await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateDeploymentSpec(spec, this.ctx);

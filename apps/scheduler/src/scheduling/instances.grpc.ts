@@ -6,6 +6,7 @@ import { GrpcError, invalidArgument, notFound, paginate, unary } from '@gpufleet
 import { RevisionConflictError } from '@gpufleet/messaging';
 import { instanceResources, instanceWorkloadSpec, normalizeInstanceSpec, validateInstanceSpec, instancePool } from '@gpufleet/deployments-core';
 import { WorkloadApiContext } from './workload-api-context';
+import { requireSpecSize } from './request-names';
 import { storeKey, workloadKey } from './workload-keys';
 
 /**
@@ -22,6 +23,7 @@ export class InstancesGrpc {
 
   private async validated(raw: GPUInstanceSpec | undefined): Promise<GPUInstanceSpec> {
     if (!raw) throw invalidArgument('spec', 'a GPUInstanceSpec');
+    requireSpecSize(GPUInstanceSpec.encode(raw).finish().length);
     const spec = normalizeInstanceSpec(raw);
     await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateInstanceSpec(spec, this.ctx);

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ClusterQueue, Cohort, QueueServiceServer, WorkloadPhase } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, unary, unavailable } from '@gpufleet/grpc-kit';
-import { describeProblems, isDns1123Label, normalizeClusterQueue, validateClusterQueue, validateLocalQueue } from '@gpufleet/scheduling-core';
+import { GrpcError, invalidArgument, notFound, paginate, unary, unavailable } from '@gpufleet/grpc-kit';
+import { describeProblems, normalizeClusterQueue, validateClusterQueue, validateLocalQueue } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
+import { requireLabel } from './request-names';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
 
 function rejectProblems(problems: ReturnType<typeof validateClusterQueue>): void {
@@ -71,14 +72,18 @@ export class QueuesGrpc {
       return { clusterQueue: this.withUsage(stored) };
     }),
     getClusterQueue: this.guard((req) => {
+      requireLabel('name', req.name);
       const cq = this.store.clusterQueues.entries.get(req.name)?.value;
       if (!cq) throw notFound('ClusterQueue', req.name, 'list them with `gpufleet get queues`');
       return { clusterQueue: this.withUsage(cq) };
     }),
-    listClusterQueues: this.guard(() => ({
-      clusterQueues: [...this.store.clusterQueues.entries.values()].map((e) => this.withUsage(e.value)).sort((a, b) => a.name.localeCompare(b.name)),
-    })),
+    listClusterQueues: this.guard((req) => {
+      // Usage only for the page served: it walks the workloads.
+      const page = paginate([...this.store.clusterQueues.entries.values()].map((e) => e.value), (cq) => cq.name, req.pageSize, req.pageToken);
+      return { clusterQueues: page.items.map((cq) => this.withUsage(cq)), nextPageToken: page.nextPageToken };
+    }),
     deleteClusterQueue: this.guard(async (req) => {
+      requireLabel('name', req.name);
       if (!this.store.clusterQueues.entries.has(req.name)) throw notFound('ClusterQueue', req.name);
       const holding = this.activeWorkloads((w) => w.clusterQueue === req.name);
       if (holding.length > 0) throw precondition(`ClusterQueue "${req.name}" still has ${holding.length} workload(s) (e.g. ${holding[0]}); delete them first`);
@@ -100,15 +105,14 @@ export class QueuesGrpc {
       return { localQueue: lq };
     }),
     listLocalQueues: this.guard((req) => {
-      if (req.namespace && !isDns1123Label(req.namespace)) throw invalidArgument('namespace', 'a DNS-1123 label', req.namespace);
-      return {
-        localQueues: [...this.store.localQueues.entries.values()]
-          .map((e) => e.value)
-          .filter((q) => !req.namespace || q.namespace === req.namespace)
-          .sort((a, b) => keyOfSpec(a).localeCompare(keyOfSpec(b))),
-      };
+      if (req.namespace) requireLabel('namespace', req.namespace);
+      const all = [...this.store.localQueues.entries.values()].map((e) => e.value).filter((q) => !req.namespace || q.namespace === req.namespace);
+      const page = paginate(all, keyOfSpec, req.pageSize, req.pageToken);
+      return { localQueues: page.items, nextPageToken: page.nextPageToken };
     }),
     deleteLocalQueue: this.guard(async (req) => {
+      requireLabel('namespace', req.namespace);
+      requireLabel('name', req.name);
       const key = workloadKey(req.namespace, req.name);
       if (!this.store.localQueues.entries.has(key)) throw notFound('LocalQueue', key);
       const holding = this.activeWorkloads((w) => w.namespace === req.namespace && w.localQueue === req.name);
@@ -116,13 +120,14 @@ export class QueuesGrpc {
       await this.store.localQueues.store.delete(storeKey(key));
       return {};
     }),
-    listCohorts: this.guard(() => {
+    listCohorts: this.guard((req) => {
       const cohorts = new Map<string, string[]>();
       for (const { value } of this.store.clusterQueues.entries.values()) {
         if (value.cohort) cohorts.set(value.cohort, [...(cohorts.get(value.cohort) ?? []), value.name]);
       }
       const list: Cohort[] = [...cohorts].map(([name, members]) => ({ name, members: members.sort() }));
-      return { cohorts: list.sort((a, b) => a.name.localeCompare(b.name)) };
+      const page = paginate(list, (c) => c.name, req.pageSize, req.pageToken);
+      return { cohorts: page.items, nextPageToken: page.nextPageToken };
     }),
   };
 }

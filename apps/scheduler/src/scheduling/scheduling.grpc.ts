@@ -8,21 +8,17 @@ import {
   Workload,
   WorkloadPhase,
   WatchWorkloadsResponse,
+  WorkloadSpec,
 } from '@gpufleet/contracts';
 import { ownerOf } from '@gpufleet/deployments-core';
 import { GrpcError, invalidArgument, notFound, paginate, serverStream, unary, unavailable, watchSender } from '@gpufleet/grpc-kit';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
-import { isDns1123Label } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { AdmissionService } from './admission.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
+import { requireLabel, requireSpecSize } from './request-names';
 import { keyOfSpec, storeKey, workloadKey } from './workload-keys';
-
-function requireLabel(field: string, value: string): void {
-  if (!value) throw invalidArgument(field, 'a non-empty DNS-1123 label');
-  if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
-}
 
 /**
  * SchedulingService: any replica validates and records submissions and deletions in the
@@ -68,6 +64,9 @@ export class SchedulingGrpc {
     submitWorkload: unary(async (req) => {
       this.ready();
       if (!req.spec) throw invalidArgument('spec', 'a WorkloadSpec');
+      // Here, not in the submitter: a replica workload the controllers write from an accepted
+      // deployment must not be refused for a few bytes of template.
+      requireSpecSize(WorkloadSpec.encode(req.spec).finish().length);
       // Ownership is the scheduler's to write: a caller's owner label would make its workload a
       // deployment's replica (and hand it that model's traffic) or an instance's pod.
       for (const label of OWNER_LABELS) {

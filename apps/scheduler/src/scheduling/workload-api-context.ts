@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
-import { GrpcError, invalidArgument, notFound, unavailable } from '@gpufleet/grpc-kit';
+import { GrpcError, notFound, unavailable } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
-import { describeProblems, isDns1123Label, isManagedQueue, missingLocalQueueExpectation, routeLocalQueue, type ValidationProblem } from '@gpufleet/scheduling-core';
+import { describeProblems, isManagedQueue, missingLocalQueueExpectation, routeLocalQueue, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
 import { WorkloadSubmitter } from './workload-submitter';
+import { requireLabel } from './request-names';
 import { storeKey, workloadKey } from './workload-keys';
 
 /** What DeploymentService and InstanceService share: readiness, name checks, queue and InstanceType lookups. */
@@ -24,8 +25,7 @@ export class WorkloadApiContext implements DeploymentValidationContext {
   }
 
   requireLabel(field: string, value: string): void {
-    if (!value) throw invalidArgument(field, 'a non-empty DNS-1123 label');
-    if (!isDns1123Label(value)) throw invalidArgument(field, 'a DNS-1123 label (lower-case letters, digits and "-", at most 63)', value);
+    requireLabel(field, value);
   }
 
   /**

@@ -20,10 +20,10 @@ export function describeProblems(problems: readonly ValidationProblem[]): string
   return problems.map((p) => p.message).join('; ');
 }
 
-/** A value as a user wrote it: strings quoted, absent values named. */
+/** A value as a user wrote it: strings quoted (a long one cut to its start and its length), absent values named. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'none';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return value.length > 100 ? `${JSON.stringify(value.slice(0, 64))}… (${value.length} characters)` : JSON.stringify(value);
   return String(value);
 }
 

@@ -213,9 +213,13 @@ function validatePoolTotals(podSets: readonly PodSet[], pool: PoolShape): Valida
   let whole = 0;
   let tokens = 0;
   let sliceCores = 0;
+  let vcpu = 0;
+  let memoryMib = 0;
   const partitions = new Map<string, number>();
   for (const podSet of podSets) {
     const pods = podSet.count * podSet.size;
+    vcpu += (podSet.resources?.vcpu ?? 0) * pods;
+    memoryMib += (podSet.resources?.memoryMib ?? 0) * pods;
     const a = podSet.resources?.accelerator;
     switch (acceleratorModes(a)[0]) {
       case 'whole':
@@ -244,6 +248,12 @@ function validatePoolTotals(podSets: readonly PodSet[], pool: PoolShape): Valida
       problem('podSets', `at most ${pool.totalAccelerators} accelerators in total (all nodes of pool ${pool.name}, MIG-enabled ones excluded)`, `${needed} (${parts})`),
     );
   }
+  // CPU and memory bound the pods of every workload, CPU-only ones too: a pool never holds
+  // more than all its nodes have (4 294 967 295 one-vCPU pods were accepted before).
+  const poolVcpu = pool.nodeShapes.reduce((n, s) => n + s.vcpu * s.nodes, 0);
+  const poolMemoryMib = pool.nodeShapes.reduce((n, s) => n + s.memoryMib * s.nodes, 0);
+  if (vcpu > poolVcpu) problems.push(problem('podSets', `at most ${formatCount(poolVcpu)} vCPU in total (all nodes of pool ${pool.name})`, `${formatCount(vcpu)} vCPU`));
+  if (memoryMib > poolMemoryMib) problems.push(problem('podSets', `at most ${formatCount(poolMemoryMib)} MiB in total (all nodes of pool ${pool.name})`, `${formatCount(memoryMib)} MiB`));
   const geometry = pool.migGeometry;
   if (geometry) {
     for (const [name, pods] of partitions) {

@@ -283,19 +283,31 @@ export interface GetNodeResponse {
 }
 
 export interface ListPoolsRequest {
+  /** At most this many pools, in name order (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListPoolsResponse {
   pools: Pool[];
+  /** Set when more pools follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface ListInstanceTypesRequest {
   /** Only InstanceTypes of this pool, when set. */
   pool: string;
+  /** At most this many InstanceTypes, in name order (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListInstanceTypesResponse {
   instanceTypes: InstanceType[];
+  /** Set when more InstanceTypes follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface GetInstanceTypeRequest {
@@ -2091,11 +2103,17 @@ export const GetNodeResponse: MessageFns<GetNodeResponse> = {
 };
 
 function createBaseListPoolsRequest(): ListPoolsRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListPoolsRequest: MessageFns<ListPoolsRequest> = {
-  encode(_: ListPoolsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListPoolsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -2112,6 +2130,22 @@ export const ListPoolsRequest: MessageFns<ListPoolsRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2124,32 +2158,54 @@ export const ListPoolsRequest: MessageFns<ListPoolsRequest> = {
     }
   },
 
-  fromJSON(_: any): ListPoolsRequest {
-    return {};
+  fromJSON(object: any): ListPoolsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListPoolsRequest): unknown {
+  toJSON(message: ListPoolsRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListPoolsRequest>, I>>(base?: I): ListPoolsRequest {
     return ListPoolsRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListPoolsRequest>, I>>(_: I): ListPoolsRequest {
+  fromPartial<I extends Exact<DeepPartial<ListPoolsRequest>, I>>(object: I): ListPoolsRequest {
     const message = createBaseListPoolsRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListPoolsResponse(): ListPoolsResponse {
-  return { pools: [] };
+  return { pools: [], nextPageToken: "" };
 }
 
 export const ListPoolsResponse: MessageFns<ListPoolsResponse> = {
   encode(message: ListPoolsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.pools) {
       Pool.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2175,6 +2231,14 @@ export const ListPoolsResponse: MessageFns<ListPoolsResponse> = {
             message.pools.push(Pool.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2188,13 +2252,23 @@ export const ListPoolsResponse: MessageFns<ListPoolsResponse> = {
   },
 
   fromJSON(object: any): ListPoolsResponse {
-    return { pools: globalThis.Array.isArray(object?.pools) ? object.pools.map((e: any) => Pool.fromJSON(e)) : [] };
+    return {
+      pools: globalThis.Array.isArray(object?.pools) ? object.pools.map((e: any) => Pool.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListPoolsResponse): unknown {
     const obj: any = {};
     if (message.pools?.length) {
       obj.pools = message.pools.map((e) => Pool.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2205,18 +2279,25 @@ export const ListPoolsResponse: MessageFns<ListPoolsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListPoolsResponse>, I>>(object: I): ListPoolsResponse {
     const message = createBaseListPoolsResponse();
     message.pools = object.pools?.map((e) => Pool.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
 
 function createBaseListInstanceTypesRequest(): ListInstanceTypesRequest {
-  return { pool: "" };
+  return { pool: "", pageSize: 0, pageToken: "" };
 }
 
 export const ListInstanceTypesRequest: MessageFns<ListInstanceTypesRequest> = {
   encode(message: ListInstanceTypesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.pool !== "") {
       writer.uint32(10).string(message.pool);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -2242,6 +2323,22 @@ export const ListInstanceTypesRequest: MessageFns<ListInstanceTypesRequest> = {
             message.pool = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2255,13 +2352,31 @@ export const ListInstanceTypesRequest: MessageFns<ListInstanceTypesRequest> = {
   },
 
   fromJSON(object: any): ListInstanceTypesRequest {
-    return { pool: isSet(object.pool) ? globalThis.String(object.pool) : "" };
+    return {
+      pool: isSet(object.pool) ? globalThis.String(object.pool) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListInstanceTypesRequest): unknown {
     const obj: any = {};
     if (message.pool !== "") {
       obj.pool = message.pool;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -2272,18 +2387,23 @@ export const ListInstanceTypesRequest: MessageFns<ListInstanceTypesRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListInstanceTypesRequest>, I>>(object: I): ListInstanceTypesRequest {
     const message = createBaseListInstanceTypesRequest();
     message.pool = object.pool ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListInstanceTypesResponse(): ListInstanceTypesResponse {
-  return { instanceTypes: [] };
+  return { instanceTypes: [], nextPageToken: "" };
 }
 
 export const ListInstanceTypesResponse: MessageFns<ListInstanceTypesResponse> = {
   encode(message: ListInstanceTypesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.instanceTypes) {
       InstanceType.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2309,6 +2429,14 @@ export const ListInstanceTypesResponse: MessageFns<ListInstanceTypesResponse> = 
             message.instanceTypes.push(InstanceType.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2328,6 +2456,11 @@ export const ListInstanceTypesResponse: MessageFns<ListInstanceTypesResponse> = 
         : globalThis.Array.isArray(object?.instance_types)
         ? object.instance_types.map((e: any) => InstanceType.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2335,6 +2468,9 @@ export const ListInstanceTypesResponse: MessageFns<ListInstanceTypesResponse> = 
     const obj: any = {};
     if (message.instanceTypes?.length) {
       obj.instanceTypes = message.instanceTypes.map((e) => InstanceType.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2345,6 +2481,7 @@ export const ListInstanceTypesResponse: MessageFns<ListInstanceTypesResponse> = 
   fromPartial<I extends Exact<DeepPartial<ListInstanceTypesResponse>, I>>(object: I): ListInstanceTypesResponse {
     const message = createBaseListInstanceTypesResponse();
     message.instanceTypes = object.instanceTypes?.map((e) => InstanceType.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

@@ -515,10 +515,16 @@ export interface GetClusterQueueResponse {
 }
 
 export interface ListClusterQueuesRequest {
+  /** At most this many ClusterQueues, in name order (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListClusterQueuesResponse {
   clusterQueues: ClusterQueue[];
+  /** Set when more ClusterQueues follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface DeleteClusterQueueRequest {
@@ -537,11 +543,18 @@ export interface PutLocalQueueResponse {
 }
 
 export interface ListLocalQueuesRequest {
+  /** All namespaces when empty. */
   namespace: string;
+  /** At most this many LocalQueues, by namespace/name (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListLocalQueuesResponse {
   localQueues: LocalQueue[];
+  /** Set when more LocalQueues follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 export interface DeleteLocalQueueRequest {
@@ -553,10 +566,16 @@ export interface DeleteLocalQueueResponse {
 }
 
 export interface ListCohortsRequest {
+  /** At most this many cohorts, in name order (values above 1000 mean 1000); 0: all at once. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListCohortsResponse {
   cohorts: Cohort[];
+  /** Set when more cohorts follow: pass it as page_token to get them. */
+  nextPageToken: string;
 }
 
 /** Payload of workloads.submitted / quota_reserved / admitted / preempted / finished. */
@@ -4409,11 +4428,17 @@ export const GetClusterQueueResponse: MessageFns<GetClusterQueueResponse> = {
 };
 
 function createBaseListClusterQueuesRequest(): ListClusterQueuesRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListClusterQueuesRequest: MessageFns<ListClusterQueuesRequest> = {
-  encode(_: ListClusterQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListClusterQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -4430,6 +4455,22 @@ export const ListClusterQueuesRequest: MessageFns<ListClusterQueuesRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4442,32 +4483,54 @@ export const ListClusterQueuesRequest: MessageFns<ListClusterQueuesRequest> = {
     }
   },
 
-  fromJSON(_: any): ListClusterQueuesRequest {
-    return {};
+  fromJSON(object: any): ListClusterQueuesRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListClusterQueuesRequest): unknown {
+  toJSON(message: ListClusterQueuesRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListClusterQueuesRequest>, I>>(base?: I): ListClusterQueuesRequest {
     return ListClusterQueuesRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListClusterQueuesRequest>, I>>(_: I): ListClusterQueuesRequest {
+  fromPartial<I extends Exact<DeepPartial<ListClusterQueuesRequest>, I>>(object: I): ListClusterQueuesRequest {
     const message = createBaseListClusterQueuesRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListClusterQueuesResponse(): ListClusterQueuesResponse {
-  return { clusterQueues: [] };
+  return { clusterQueues: [], nextPageToken: "" };
 }
 
 export const ListClusterQueuesResponse: MessageFns<ListClusterQueuesResponse> = {
   encode(message: ListClusterQueuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.clusterQueues) {
       ClusterQueue.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -4493,6 +4556,14 @@ export const ListClusterQueuesResponse: MessageFns<ListClusterQueuesResponse> = 
             message.clusterQueues.push(ClusterQueue.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4512,6 +4583,11 @@ export const ListClusterQueuesResponse: MessageFns<ListClusterQueuesResponse> = 
         : globalThis.Array.isArray(object?.cluster_queues)
         ? object.cluster_queues.map((e: any) => ClusterQueue.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -4519,6 +4595,9 @@ export const ListClusterQueuesResponse: MessageFns<ListClusterQueuesResponse> = 
     const obj: any = {};
     if (message.clusterQueues?.length) {
       obj.clusterQueues = message.clusterQueues.map((e) => ClusterQueue.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -4529,6 +4608,7 @@ export const ListClusterQueuesResponse: MessageFns<ListClusterQueuesResponse> = 
   fromPartial<I extends Exact<DeepPartial<ListClusterQueuesResponse>, I>>(object: I): ListClusterQueuesResponse {
     const message = createBaseListClusterQueuesResponse();
     message.clusterQueues = object.clusterQueues?.map((e) => ClusterQueue.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -4803,13 +4883,19 @@ export const PutLocalQueueResponse: MessageFns<PutLocalQueueResponse> = {
 };
 
 function createBaseListLocalQueuesRequest(): ListLocalQueuesRequest {
-  return { namespace: "" };
+  return { namespace: "", pageSize: 0, pageToken: "" };
 }
 
 export const ListLocalQueuesRequest: MessageFns<ListLocalQueuesRequest> = {
   encode(message: ListLocalQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.namespace !== "") {
       writer.uint32(10).string(message.namespace);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -4835,6 +4921,22 @@ export const ListLocalQueuesRequest: MessageFns<ListLocalQueuesRequest> = {
             message.namespace = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4848,13 +4950,31 @@ export const ListLocalQueuesRequest: MessageFns<ListLocalQueuesRequest> = {
   },
 
   fromJSON(object: any): ListLocalQueuesRequest {
-    return { namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "" };
+    return {
+      namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListLocalQueuesRequest): unknown {
     const obj: any = {};
     if (message.namespace !== "") {
       obj.namespace = message.namespace;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -4865,18 +4985,23 @@ export const ListLocalQueuesRequest: MessageFns<ListLocalQueuesRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListLocalQueuesRequest>, I>>(object: I): ListLocalQueuesRequest {
     const message = createBaseListLocalQueuesRequest();
     message.namespace = object.namespace ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListLocalQueuesResponse(): ListLocalQueuesResponse {
-  return { localQueues: [] };
+  return { localQueues: [], nextPageToken: "" };
 }
 
 export const ListLocalQueuesResponse: MessageFns<ListLocalQueuesResponse> = {
   encode(message: ListLocalQueuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.localQueues) {
       LocalQueue.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -4902,6 +5027,14 @@ export const ListLocalQueuesResponse: MessageFns<ListLocalQueuesResponse> = {
             message.localQueues.push(LocalQueue.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4921,6 +5054,11 @@ export const ListLocalQueuesResponse: MessageFns<ListLocalQueuesResponse> = {
         : globalThis.Array.isArray(object?.local_queues)
         ? object.local_queues.map((e: any) => LocalQueue.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -4928,6 +5066,9 @@ export const ListLocalQueuesResponse: MessageFns<ListLocalQueuesResponse> = {
     const obj: any = {};
     if (message.localQueues?.length) {
       obj.localQueues = message.localQueues.map((e) => LocalQueue.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -4938,6 +5079,7 @@ export const ListLocalQueuesResponse: MessageFns<ListLocalQueuesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListLocalQueuesResponse>, I>>(object: I): ListLocalQueuesResponse {
     const message = createBaseListLocalQueuesResponse();
     message.localQueues = object.localQueues?.map((e) => LocalQueue.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -5080,11 +5222,17 @@ export const DeleteLocalQueueResponse: MessageFns<DeleteLocalQueueResponse> = {
 };
 
 function createBaseListCohortsRequest(): ListCohortsRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListCohortsRequest: MessageFns<ListCohortsRequest> = {
-  encode(_: ListCohortsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListCohortsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -5101,6 +5249,22 @@ export const ListCohortsRequest: MessageFns<ListCohortsRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5113,32 +5277,54 @@ export const ListCohortsRequest: MessageFns<ListCohortsRequest> = {
     }
   },
 
-  fromJSON(_: any): ListCohortsRequest {
-    return {};
+  fromJSON(object: any): ListCohortsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListCohortsRequest): unknown {
+  toJSON(message: ListCohortsRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListCohortsRequest>, I>>(base?: I): ListCohortsRequest {
     return ListCohortsRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListCohortsRequest>, I>>(_: I): ListCohortsRequest {
+  fromPartial<I extends Exact<DeepPartial<ListCohortsRequest>, I>>(object: I): ListCohortsRequest {
     const message = createBaseListCohortsRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListCohortsResponse(): ListCohortsResponse {
-  return { cohorts: [] };
+  return { cohorts: [], nextPageToken: "" };
 }
 
 export const ListCohortsResponse: MessageFns<ListCohortsResponse> = {
   encode(message: ListCohortsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.cohorts) {
       Cohort.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -5164,6 +5350,14 @@ export const ListCohortsResponse: MessageFns<ListCohortsResponse> = {
             message.cohorts.push(Cohort.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5179,6 +5373,11 @@ export const ListCohortsResponse: MessageFns<ListCohortsResponse> = {
   fromJSON(object: any): ListCohortsResponse {
     return {
       cohorts: globalThis.Array.isArray(object?.cohorts) ? object.cohorts.map((e: any) => Cohort.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -5186,6 +5385,9 @@ export const ListCohortsResponse: MessageFns<ListCohortsResponse> = {
     const obj: any = {};
     if (message.cohorts?.length) {
       obj.cohorts = message.cohorts.map((e) => Cohort.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -5196,6 +5398,7 @@ export const ListCohortsResponse: MessageFns<ListCohortsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListCohortsResponse>, I>>(object: I): ListCohortsResponse {
     const message = createBaseListCohortsResponse();
     message.cohorts = object.cohorts?.map((e) => Cohort.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
