@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readFileSync } from 'fs';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
@@ -7,6 +7,9 @@ import {
   AccessServiceClient,
   AccessTokenRecord,
   Buckets,
+  Events,
+  scopedSubjectOf,
+  subjectOf,
   CapacityServiceClient,
   DeploymentServiceClient,
   InstanceServiceClient,
@@ -17,10 +20,11 @@ import {
   WorkloadSpec,
 } from '@gpufleet/contracts';
 import { callUnary, channelCredentials, clientOptions, iterateStream } from '@gpufleet/grpc-kit';
+import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { KvStore, connectNats } from '@gpufleet/messaging';
-import { RunningServer, sendBodySlowly, startHostileEngine, startNats, startRedis, type HostileEngine } from '@gpufleet/testing';
-import { gpufleet } from './support/cli';
-import { ServiceStack } from './support/services';
+import { RunningServer, sendBodySlowly, startHostileEngine, startNats, startRedis, waitFor, type HostileEngine } from '@gpufleet/testing';
+import { UpProcess, gpufleet } from './support/cli';
+import { DEV_FLEET, ServiceStack } from './support/services';
 
 const ADMIN = 'e2e-bootstrap-admin-token-0123456789';
 
@@ -320,5 +324,74 @@ describe('the router against hostile peers (real router process)', () => {
   expect(elapsedMs).toBeLessThan(5_000);
   expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect((await chatOf(router.base, 'good-model')).status).toBe(200);
+  });
+});
+
+const DENIED = /permissions violation/i;
+
+/**
+ * `gpufleet up` with two nodes per process: its NATS server admits only the stack's identities,
+ * and the identity of one agent process (nodes h100-0 and h100-1) may write those nodes'
+ * records but not another node's, nor an API key (docs/security.md).
+ */
+describe('NATS identities of `gpufleet up`', () => {
+  const home = mkdtempSync(join(tmpdir(), 'gpufleet-e2e-nats-'));
+  const at = ['--home', home];
+  const up = new UpProcess([...at, '--fleet', DEV_FLEET, '--nodes-per-process', '2', '--nats-port', '0', '--redis-port', '0', '--router-port', '0', '--scheduler-port', '0', '--scheduler-http-port', '0']);
+  let natsUrl = '';
+  let agent: NatsConnection | undefined;
+
+  beforeAll(async () => {
+    await up.waitUp();
+    natsUrl = (JSON.parse(readFileSync(join(home, 'context.json'), 'utf8')) as { natsUrl: string }).natsUrl;
+  });
+
+  afterAll(async () => {
+    await agent?.close();
+    await up.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('serves the whole fleet with one identity per process, and refuses a client without one', async () => {
+    const nodes = await gpufleet(['get', 'nodes', '-o', 'json', ...at]);
+    expect(nodes.code).toBe(0);
+    expect((JSON.parse(nodes.stdout) as { items: unknown[] }).items).toHaveLength(5);
+    await expect(connect({ servers: [natsUrl], reconnect: false })).rejects.toThrow(/authorization violation/i);
+  });
+
+  it("lets an agent's identity write its own nodes' records only, and no API key", async () => {
+    agent = await connectNats({ servers: [natsUrl], name: 'e2e-agent', nkeySeedFile: join(home, 'nats-auth', 'agent-h100-0+1.nk') });
+    const js = agent.jetstream();
+    const record = (name: string) => JSONCodec().encode({ nodeName: name, cluster: 'dev' });
+    const nodes = Buckets.nodes('dev');
+    const own = await agent.jetstream().views.kv(nodes, { bindOnly: true });
+    const current = await own.get('h100-1');
+    await expect(js.publish(`$KV.${nodes}.h100-1`, current!.value)).resolves.toBeDefined();
+    await expect(js.publish(`$KV.${nodes}.l40s-0`, record('l40s-0'))).rejects.toThrow(DENIED);
+    await expect(js.publish(`$KV.${Buckets.apiKeys('dev')}.forged`, JSONCodec().encode({ id: 'forged' }))).rejects.toThrow(DENIED);
+    await expect((await agent.jetstreamManager()).streams.delete(`KV_${nodes}`)).rejects.toThrow(DENIED);
+  });
+
+  it("does not deliver an agent's heartbeat that names another node: a dead node cannot be kept Ready", async () => {
+    const scheduler = await connectNats({ servers: [natsUrl], name: 'e2e-observer', nkeySeedFile: join(home, 'nats-auth', 'scheduler.nk') });
+    try {
+      // The real agents keep beating meanwhile; the forged beat is told apart by its generation.
+      const FORGED = 987_654_321;
+      const seen: Array<{ subject: string; generation?: number }> = [];
+      const codec = JSONCodec<{ generation?: number }>();
+      const sub = scheduler.subscribe(subjectOf(Events.heartbeat, 'dev'), { callback: (_err, msg) => seen.push({ subject: msg.subject, generation: codec.decode(msg.data).generation }) });
+      await scheduler.flush();
+      agent ??= await connectNats({ servers: [natsUrl], name: 'e2e-agent', nkeySeedFile: join(home, 'nats-auth', 'agent-h100-0+1.nk') });
+      agent.publish(scopedSubjectOf(Events.heartbeat, 'dev', 'l40s-0'), JSONCodec().encode({ nodeName: 'l40s-0', cluster: 'dev', generation: FORGED }));
+      // Its own node's beat, published after the forged one, arrives: the connection was not the problem.
+      agent.publish(scopedSubjectOf(Events.heartbeat, 'dev', 'h100-0'), JSONCodec().encode({ nodeName: 'h100-0', cluster: 'dev', generation: FORGED }));
+      await agent.flush();
+      await waitFor('its own beat', () => seen.some((m) => m.generation === FORGED) || undefined);
+      await scheduler.flush();
+      sub.unsubscribe();
+      expect(seen.filter((m) => m.generation === FORGED).map((m) => m.subject)).toEqual([scopedSubjectOf(Events.heartbeat, 'dev', 'h100-0')]);
+    } finally {
+      await scheduler.close();
+    }
   });
 });
