@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { adminTokenPath, cliClientOptions, ensureAdminToken, isLoopbackUrl, loadAdminToken, loadCliToken, removeUserToken, saveUserToken, userTokenPath } from './admin';
+import { adminTokenPath, cliClientOptions, ensureAdminToken, isLoopbackUrl, loadAdminToken, loadCliToken } from './admin';
+import { loginPath, removeLogin, saveLogin } from './login';
 
 describe('the admin token of a local stack', () => {
   let home: string;
@@ -49,16 +50,16 @@ describe('the admin token of a local stack', () => {
     ensureAdminToken(home);
     const admin = loadAdminToken(home);
     expect(loadCliToken(home)).toBe(admin);
-    saveUserToken(home, 'gfat_user');
-    expect(statSync(userTokenPath(home)).mode & 0o777).toBe(0o600);
+    saveLogin(home, { token: 'gfat_user' });
+    expect(statSync(loginPath(home)).mode & 0o777).toBe(0o600);
     expect(loadCliToken(home)).toBe('gfat_user');
-    saveUserToken(home, 'gfat_other'); // a second login replaces the first
+    saveLogin(home, { token: 'gfat_other' }); // a second login replaces the first
     expect(loadCliToken(home)).toBe('gfat_other');
     process.env.GPUFLEET_TOKEN = 'gfat_env';
     expect(loadCliToken(home)).toBe('gfat_env');
     delete process.env.GPUFLEET_TOKEN;
-    expect(removeUserToken(home)).toBe(true);
-    expect(removeUserToken(home)).toBe(false);
+    expect(removeLogin(home)).toBe(true);
+    expect(removeLogin(home)).toBe(false);
     expect(loadCliToken(home)).toBe(admin);
   });
 

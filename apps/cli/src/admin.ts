@@ -1,9 +1,10 @@
 import { randomBytes } from 'crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import { InterceptingCall, Metadata, type Interceptor } from '@grpc/grpc-js';
 import { channelCredentials, clientOptions } from '@gpufleet/grpc-kit';
 import type { ChannelCredentials } from '@grpc/grpc-js';
+import { readLogin } from './login';
 
 /** Where `gpufleet up` keeps the stack's admin token (0600), like GPUStack's initial admin password. */
 export function adminTokenPath(home: string): string {
@@ -32,11 +33,6 @@ export function ensureAdminToken(home: string): { token: string; created: boolea
   return { token, created: true };
 }
 
-/** Where `gpufleet auth login` keeps the user's access token (0600). */
-export function userTokenPath(home: string): string {
-  return join(home, 'token');
-}
-
 /**
  * The credential the CLI calls gRPC APIs with: GPUFLEET_TOKEN, else the token of `gpufleet auth
  * login` in the home, else the stack's admin token (GPUFLEET_ADMIN_TOKEN or `<home>/admin-token`).
@@ -44,26 +40,7 @@ export function userTokenPath(home: string): string {
 export function loadCliToken(home: string): string | undefined {
   const fromEnv = process.env.GPUFLEET_TOKEN?.trim();
   if (fromEnv) return fromEnv;
-  const path = userTokenPath(home);
-  const saved = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
-  return saved || loadAdminToken(home);
-}
-
-/** Keeps a user's token in the home (0600, replacing an earlier one). */
-export function saveUserToken(home: string, token: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const path = userTokenPath(home);
-  rmSync(path, { force: true }); // a new file, so the mode is 0600 even if an old one was not
-  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
-  return path;
-}
-
-/** Forgets the token of `gpufleet auth login`; true when there was one. */
-export function removeUserToken(home: string): boolean {
-  const path = userTokenPath(home);
-  if (!existsSync(path)) return false;
-  rmSync(path);
-  return true;
+  return readLogin(home)?.token || loadAdminToken(home);
 }
 
 /** `authorization: Bearer <token>` of the CLI's credential (GPUFLEET_TOKEN, set from loadCliToken), when there is one. */

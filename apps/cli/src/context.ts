@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'fs';
 import { homedir } from 'os';
 import { join, resolve } from 'path';
+import { readLogin } from './login';
 
 /** How other commands find a running stack: written by `gpufleet up` to $GPUFLEET_HOME/context.json. */
 export interface StackContext {
@@ -58,21 +59,28 @@ export function readLiveContext(home: string): StackContext | undefined {
   return alive(ctx.pid) ? ctx : undefined;
 }
 
+const NO_STACK = (home: string, flag: string) =>
+  `no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\`, pass ${flag} HOST:PORT, or log in to a cluster with \`gpufleet auth login ${flag} HOST:PORT --token …\``;
+
+/** Where the scheduler listens: --scheduler, else the local stack of this home, else the saved login's. */
 export function requireContext(home: string, schedulerFlag?: string): Pick<StackContext, 'scheduler' | 'natsUrl' | 'cluster'> {
-  if (schedulerFlag) return { scheduler: schedulerFlag, natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', cluster: process.env.GPUFLEET_CLUSTER ?? 'dev' };
+  const remote = (scheduler: string) => ({ scheduler, natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', cluster: process.env.GPUFLEET_CLUSTER ?? 'dev' });
+  if (schedulerFlag) return remote(schedulerFlag);
   const ctx = readLiveContext(home);
-  if (!ctx) {
-    throw new Error(`no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\` or pass --scheduler HOST:PORT`);
-  }
-  return ctx;
+  if (ctx) return ctx;
+  const login = readLogin(home);
+  if (login?.scheduler) return remote(login.scheduler);
+  throw new Error(NO_STACK(home, '--scheduler'));
 }
 
-/** Where the router's KeyService listens: --router, else the stack context. */
+/** Where the router's KeyService listens: --router, else the stack context, else the saved login's. */
 export function requireRouter(home: string, routerFlag?: string): { grpc: string; http?: string } {
   if (routerFlag) return { grpc: routerFlag };
   const ctx = readLiveContext(home);
   if (!ctx) {
-    throw new Error(`no running gpufleet stack found in ${home} (context.json missing or its process is gone); start one with \`gpufleet up\` or pass --router HOST:PORT`);
+    const login = readLogin(home);
+    if (login?.router) return { grpc: login.router };
+    throw new Error(NO_STACK(home, '--router'));
   }
   if (!ctx.routerGrpc) throw new Error(`the gpufleet stack running from ${home} has no inference-router in its context (started by an older gpufleet); restart it with \`gpufleet up\` or pass --router HOST:PORT`);
   return { grpc: ctx.routerGrpc, http: ctx.router };

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { loadAdminToken, loadCliToken } from './admin';
+import { applyLoginTls, readLogin } from './login';
 import { resolveHome, requireContext, requireRouter } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
@@ -36,6 +37,8 @@ const program = new Command('gpufleet')
     if (tlsKey) process.env.GPUFLEET_TLS_KEY_FILE = tlsKey;
     if (command.name() === 'up') return;
     const home = resolveHome(program.opts().home);
+    // A saved login's TLS files when neither flags nor the environment name any (not for a new login).
+    if (command.name() !== 'login') applyLoginTls(readLogin(home), process.env);
     const admin = loadAdminToken(home);
     if (admin) process.env.GPUFLEET_ADMIN_TOKEN = admin;
     const token = loadCliToken(home);
@@ -345,9 +348,13 @@ auth
   .command('login')
   .description('check an access token (gfat_…, from `gpufleet users token create`) and keep it in the home (0600) for every later command')
   .requiredOption('--token <token>', 'the access token')
-  .option(...SCHEDULER_FLAG)
+  .option('--scheduler <host:port>', "the cluster's scheduler, kept for later commands (default: the local stack of --home)")
+  .option('--router <host:port>', "the cluster's router KeyService, kept for later commands")
   .action(async (o) => {
-    await runLogin(schedulerOf(o), resolveHome(program.opts().home), o.token, out);
+    const { tlsCa, tlsCert, tlsKey } = program.opts<{ tlsCa?: string; tlsCert?: string; tlsKey?: string }>();
+    const tls = tlsCa || tlsCert || tlsKey ? { ca: tlsCa, cert: tlsCert, key: tlsKey } : undefined;
+    const login = { token: o.token as string, scheduler: o.scheduler as string | undefined, router: o.router as string | undefined, tls };
+    await runLogin(schedulerOf(o), resolveHome(program.opts().home), login, out);
   });
 
 auth

@@ -1,7 +1,8 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { AccessServiceClient, AccessToken, PrincipalKind, Role, RoleBinding, User } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { cliChannelCredentials, cliClientOptions, removeUserToken, saveUserToken } from '../admin';
+import { cliChannelCredentials, cliClientOptions } from '../admin';
+import { removeLogin, saveLogin, type Login } from '../login';
 import { parseExpires } from '../keys/key-flags';
 import { kindName, rolesSummary, tokenColumns, userColumns } from '../output/access';
 import { OutputFormat, renderStructured, renderTable } from '../output/format';
@@ -55,15 +56,20 @@ export async function runWhoAmI(address: string, out: Out): Promise<void> {
   out(`${me.principal} (${kindName(me.kind)}${me.tokenId ? `, token ${me.tokenId}` : ''}): ${rolesSummary(me.bindings)}`);
 }
 
-/** `gpufleet auth login --token T`: checks the token with WhoAmI, then keeps it in the home. */
-export async function runLogin(address: string, home: string, token: string, out: Out): Promise<void> {
-  const me = await withAccess(address, (c) => callUnary(c, c.whoAmI, {}, { metadata: bearerMetadata(token) }), true);
-  const path = saveUserToken(home, token);
-  out(`logged in as ${me.principal} (${rolesSummary(me.bindings)}); the token is kept in ${path}`);
+/**
+ * `gpufleet auth login --token T [--scheduler H:P] [--router H:P]` (and the global --tls-*):
+ * checks the token with WhoAmI over the same connection later commands will use, then keeps the
+ * token, the addresses given and the TLS files in the home.
+ */
+export async function runLogin(address: string, home: string, login: Login, out: Out): Promise<void> {
+  const me = await withAccess(address, (c) => callUnary(c, c.whoAmI, {}, { metadata: bearerMetadata(login.token) }), true);
+  if (!me.accessControl) throw new Error(`FAILED_PRECONDITION: the scheduler at ${address} runs without access control (\`gpufleet up --no-auth\`): there is nothing to log in to`);
+  const path = saveLogin(home, login);
+  out(`logged in as ${me.principal} (${rolesSummary(me.bindings)})${login.scheduler ? ` at ${login.scheduler}` : ''}; kept in ${path}`);
 }
 
 export function runLogout(home: string, out: Out): void {
-  out(removeUserToken(home) ? 'logged out: the CLI uses the stack admin token again, if this machine has one' : 'not logged in');
+  out(removeLogin(home) ? 'logged out: the CLI uses the stack admin token again, if this machine has one' : 'not logged in');
 }
 
 function bearerMetadata(token: string): Metadata {
