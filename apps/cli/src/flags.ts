@@ -64,3 +64,6 @@ export function checkRange(value: number, min: number, max: number, flag: string
   if (value < min || value > max) throw new Error(`${flag} ${value}: expected an integer from ${min} to ${max}${unit ? ` (${unit})` : ''}`);
   return value;
 }
+
+/** `--scheduler`, as every command that calls the scheduler takes it. */
+export const SCHEDULER_FLAG = ['--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)'] as const;

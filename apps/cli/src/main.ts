@@ -13,8 +13,8 @@ import { runSsh } from './commands/ssh';
 import { runCreateSecret, runDeleteSecret } from './commands/secrets';
 import { runLogs } from './commands/logs';
 import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
-import { runBind, runLogin, runLogout, runTokenCreate, runTokenList, runTokenRevoke, runUnbind, runUserCreate, runUserDelete, runUserGet, runUserList, runWhoAmI } from './commands/access';
-import { collect, intArg } from './flags';
+import { registerAccessCommands } from './commands/access-commands';
+import { SCHEDULER_FLAG, collect, intArg } from './flags';
 import { parseFormat } from './output/format';
 
 const out = (t: string) => process.stdout.write(t + '\n');
@@ -64,7 +64,6 @@ See docs/cli.md for every command and flag.`,
 
 /** The scheduler address of the running stack, or --scheduler. */
 const schedulerOf = (o: { scheduler?: string }) => requireContext(resolveHome(program.opts().home), o.scheduler).scheduler;
-const SCHEDULER_FLAG = ['--scheduler <host:port>', 'scheduler gRPC address (default: from the stack context)'] as const;
 /** The router's KeyService address of the running stack, or --router. */
 const routerOf = (o: { router?: string }) => requireRouter(resolveHome(program.opts().home), o.router).grpc;
 const ROUTER_FLAG = ['--router <host:port>', "inference-router's gRPC KeyService address (default: from the stack context)"] as const;
@@ -342,128 +341,7 @@ program
     }
   });
 
-const auth = program.command('auth').description('who the CLI calls gpufleet as: log in with an access token, log out, who am I');
-
-auth
-  .command('login')
-  .description('check an access token (gfat_…, from `gpufleet users token create`) and keep it in the home (0600) for every later command')
-  .requiredOption('--token <token>', 'the access token')
-  .option('--scheduler <host:port>', "the cluster's scheduler, kept for later commands (default: the local stack of --home)")
-  .option('--router <host:port>', "the cluster's router KeyService, kept for later commands")
-  .action(async (o) => {
-    const { tlsCa, tlsCert, tlsKey } = program.opts<{ tlsCa?: string; tlsCert?: string; tlsKey?: string }>();
-    const tls = tlsCa || tlsCert || tlsKey ? { ca: tlsCa, cert: tlsCert, key: tlsKey } : undefined;
-    const login = { token: o.token as string, scheduler: o.scheduler as string | undefined, router: o.router as string | undefined, tls };
-    await runLogin(schedulerOf(o), resolveHome(program.opts().home), login, out);
-  });
-
-auth
-  .command('logout')
-  .description('forget the token of `gpufleet auth login`')
-  .action(() => runLogout(resolveHome(program.opts().home), out));
-
-auth
-  .command('whoami')
-  .description('the principal the CLI calls as, and its roles')
-  .option(...SCHEDULER_FLAG)
-  .action(async (o) => {
-    await runWhoAmI(schedulerOf(o), out);
-  });
-
-const users = program.command('users').description('users and service accounts, their roles and access tokens (needs the admin role)');
-
-users
-  .command('create')
-  .description('create a user (or, with --service-account, a service account)')
-  .argument('<name>', '1-63 characters: a-z, 0-9, ".", "_", "-"')
-  .option('--service-account', 'a program (CI, a console) rather than a person')
-  .option('--description <text>', 'what it is for')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runUserCreate(schedulerOf(o), name, o, out);
-  });
-
-users
-  .command('list')
-  .description('every user and service account with its roles')
-  .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
-  .option(...SCHEDULER_FLAG)
-  .action(async (o) => {
-    await runUserList(schedulerOf(o), parseFormat(o.output), out);
-  });
-
-users
-  .command('get')
-  .description("one user: its roles and tokens (never a token's secret)")
-  .argument('<name>')
-  .option('-o, --output <format>', 'text | json | yaml', 'text')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runUserGet(schedulerOf(o), name, o.output === 'text' ? 'table' : parseFormat(o.output), out);
-  });
-
-users
-  .command('delete')
-  .description('delete a user with its tokens and role bindings')
-  .argument('<name>')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runUserDelete(schedulerOf(o), name, out);
-  });
-
-users
-  .command('bind')
-  .description('give a role: admin (cluster-wide), or edit / view in a namespace ("*": every namespace)')
-  .argument('<name>')
-  .requiredOption('--role <role>', 'admin | edit | view')
-  .option('--namespace <ns>', 'for edit and view: the namespace, or "*"')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runBind(schedulerOf(o), name, o.role, o.namespace, out);
-  });
-
-users
-  .command('unbind')
-  .description('take a role away')
-  .argument('<name>')
-  .requiredOption('--role <role>', 'admin | edit | view')
-  .option('--namespace <ns>', 'for edit and view: the namespace, or "*"')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runUnbind(schedulerOf(o), name, o.role, o.namespace, out);
-  });
-
-const tokens = users.command('token').description('access tokens of users and service accounts');
-
-tokens
-  .command('create')
-  .description('a new access token; printed this once, only its hash is stored')
-  .argument('<name>', 'the user or service account')
-  .option('--expires <when>', 'a duration (30d, 12h) or an ISO date, at most ten years; default never')
-  .option('--description <text>', "e.g. \"alice's laptop\"")
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string, o) => {
-    await runTokenCreate(schedulerOf(o), name, o, out);
-  });
-
-tokens
-  .command('list')
-  .description("tokens (one principal's, or every one), newest first")
-  .argument('[name]')
-  .option('-o, --output <format>', 'table | json | yaml', 'table')
-  .option(...SCHEDULER_FLAG)
-  .action(async (name: string | undefined, o) => {
-    await runTokenList(schedulerOf(o), name, parseFormat(o.output), out);
-  });
-
-tokens
-  .command('revoke')
-  .description('revoke a token: every replica refuses it within a second')
-  .argument('<id>', 'the 12 characters after gfat_')
-  .option(...SCHEDULER_FLAG)
-  .action(async (id: string, o) => {
-    await runTokenRevoke(schedulerOf(o), id, out);
-  });
+registerAccessCommands(program, { schedulerOf, home: () => resolveHome(program.opts().home), out });
 
 const keys = program.command('keys').description("API keys of the inference router's OpenAI API: create, list, revoke");
 
