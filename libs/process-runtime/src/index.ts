@@ -11,3 +11,4 @@ export * from './state-file';
 export * from './adoption';
 export * from './process-table';
 export * from './sshd-instance';
+export * from './sandbox';

@@ -1,8 +1,10 @@
 import { spawn } from 'child_process';
 import { existsSync, readdirSync } from 'fs';
+import { requireBinary } from '@gpufleet/process-kit';
 import type { ExitInfo, ProcessSpec } from '@gpufleet/process-spec';
 import { closeQuietly, openLogForAppend } from './log-file';
 import { isSameProcessAlive, readProcStat, signalGroup, signalReaches } from './proc';
+import { bwrapCommand, sandboxExit, type SandboxTools } from './sandbox';
 
 /** A process the host started or attached to. */
 export interface HostProcess {
@@ -28,7 +30,14 @@ export interface ProcessHost {
 
 /** The real host: Linux processes, `/proc`, signals. */
 export class LocalProcessHost implements ProcessHost {
-  constructor(private readonly procRoot = '/proc') {}
+  private tools: SandboxTools | undefined;
+
+  constructor(
+    private readonly procRoot = '/proc',
+    tools?: SandboxTools,
+  ) {
+    this.tools = tools;
+  }
 
   async spawn(spec: ProcessSpec, env: Record<string, string>): Promise<HostProcess> {
     // Node reports a missing cwd as "spawn <command> ENOENT", blaming the command.
@@ -38,14 +47,18 @@ export class LocalProcessHost implements ProcessHost {
       const out = logFd ?? 'ignore';
       // detached: setsid(), so the process leads its own group (stop() signals all its workers)
       // and outlives the runtime; stdio goes to the log file, never through a pipe to us.
-      const child = spawn(spec.command, [...(spec.args ?? [])], {
-        cwd: spec.cwd,
+      // A sandboxed spec runs under bwrap; its pid (the one recorded and signalled) is bwrap's,
+      // whose process group holds the sandbox's processes too.
+      const { command, args } = spec.sandbox ? bwrapCommand(spec, this.sandboxTools()) : { command: spec.command, args: [...(spec.args ?? [])] };
+      const child = spawn(command, args, {
+        // bwrap changes into the sandbox's cwd itself (--chdir): it may not be reachable outside.
+        cwd: spec.sandbox ? '/' : spec.cwd,
         env,
         detached: true,
         stdio: ['ignore', out, out],
       });
       const exited = new Promise<ExitInfo>((resolve) => {
-        child.once('exit', (code, signal) => resolve({ code, signal }));
+        child.once('exit', (code, signal) => resolve(spec.sandbox ? sandboxExit(code, signal) : { code, signal }));
       });
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
@@ -63,6 +76,11 @@ export class LocalProcessHost implements ProcessHost {
     } finally {
       if (logFd !== undefined) closeQuietly(logFd);
     }
+  }
+
+  private sandboxTools(): SandboxTools {
+    this.tools ??= { bwrap: requireBinary('bwrap'), setpriv: requireBinary('setpriv') };
+    return this.tools;
   }
 
   attach(pid: number, startTime: number, pollMs: number): HostProcess {
