@@ -48,7 +48,7 @@ function pod(name: string, uid: number, devices: string[]): { home: string; sand
       writable: [home],
       hidden: [state],
       devices: [...devices, 'nvidiactl'].map((d) => ({ source: join(state, 'dev', d), target: `/dev/${d}` })),
-      files,
+      readOnly: files,
     },
   };
 }

@@ -24,8 +24,8 @@ const PRIVATE_TMPFS = ['/tmp', '/var/tmp'];
  *   are not in its /proc; its /proc is a new one (`--proc`).
  * - The host's file system read-only (`--ro-bind / /`), with a minimal /dev (`--dev`: null,
  *   zero, random, tty, pts, shm) to which only the listed device nodes are added, an empty
- *   /tmp and /var/tmp, the `hidden` directories emptied (tmpfs), and only `writable` bound
- *   read-write.
+ *   /tmp and /var/tmp, the `hidden` directories emptied (tmpfs), `readOnly` bound back in, and
+ *   only `writable` bound read-write.
  * - Its own uid and gid, no supplementary groups, no capabilities, no_new_privs: `setpriv`
  *   inside the sandbox, after bwrap (as root) built the mounts.
  *
@@ -60,14 +60,14 @@ export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools): { command:
     args.push('--perms', perms, '--tmpfs', path);
     roots.push(path);
   }
+  for (const path of sandbox.readOnly ?? []) {
+    const target = path.target ?? path.source;
+    parents(target);
+    args.push('--ro-bind', path.source, target);
+  }
   for (const dir of sandbox.writable) {
     parents(dir);
     args.push('--bind', dir, dir);
-  }
-  for (const file of sandbox.files ?? []) {
-    const target = file.target ?? file.source;
-    parents(target);
-    args.push('--ro-bind', file.source, target);
   }
   for (const device of sandbox.devices) {
     const target = device.target ?? device.source;

@@ -21,8 +21,11 @@ export interface ProcessSandbox {
   readonly hidden: readonly string[];
   /** Device nodes bound in; a source that does not exist is skipped. Nothing else of /dev but null, zero, random, tty, pts, shm. */
   readonly devices: readonly SandboxBind[];
-  /** Files bound read-only over system paths, e.g. a passwd naming the pod's uid (sshd needs one). */
-  readonly files?: readonly SandboxBind[];
+  /**
+   * Host paths bound read-only, before `writable` (so a writable directory may sit inside one):
+   * a passwd naming the pod's uid (sshd needs one), an instance's sshd files.
+   */
+  readonly readOnly?: readonly SandboxBind[];
 }
 
 /** Lowest uid a sandbox may use: below are system and human accounts. */
@@ -44,8 +47,8 @@ export function checkSandbox(sandbox: ProcessSandbox, bad: (sentence: string) =>
     path('hidden', p);
     if (p === '/') bad('sandbox.hidden cannot hide /');
   }
-  for (const d of [...sandbox.devices, ...(sandbox.files ?? [])]) {
-    path('devices/files source', d.source);
-    path('devices/files target', d.target);
+  for (const d of [...sandbox.devices, ...(sandbox.readOnly ?? [])]) {
+    path('devices/readOnly source', d.source);
+    path('devices/readOnly target', d.target);
   }
 }
