@@ -14,7 +14,7 @@ import {
   WorkloadPhase,
   type PodTemplate,
 } from '@gpufleet/contracts';
-import { requireSshd } from '@gpufleet/process-runtime';
+import { detectSandbox, requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
@@ -23,7 +23,8 @@ import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeR
 // records come out. One runtime is restarted mid-way to show adoption; NATS is restarted too.
 const CLUSTER = 'rt';
 const NODE = 'node-a';
-const user = userInfo().username;
+/** What SANDBOX=auto (the default) gives on this host. */
+const sandboxed = detectSandbox().supported;
 
 let nats: RunningServer;
 let nc: NatsConnection;
@@ -106,8 +107,12 @@ function alive(pid: number): boolean {
 }
 
 /** Processes whose command line holds `--port <port>`: there must be exactly one engine per pod. */
+/**
+ * The processes started for `port`: those whose command line has `--port <port>` and whose parent
+ * has not (a sandboxed pod is bwrap, bwrap's init and the engine, one sandbox: bwrap's pid).
+ */
 function processesOnPort(port: number): number[] {
-  return readdirSync('/proc')
+  const all = readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
@@ -119,6 +124,16 @@ function processesOnPort(port: number): number[] {
       }
     })
     .map(Number);
+  return all.filter((pid) => !all.includes(readProcStatPpid(pid)));
+}
+
+function readProcStatPpid(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
 }
 
 beforeAll(async () => {
@@ -238,6 +253,8 @@ describe('node runtime', () => {
     await place('dev', ['nvidia-3']);
 
     const ready = await record(key('dev'), (s) => s.state === 'Ready', 'Ready');
+    // Sandboxed (root, bwrap: SANDBOX=auto), the login user is the pod's own: SANDBOX_UID_BASE + its port.
+    const user = sandboxed ? `gpufleet-${200_000 + ready.port}` : userInfo().username;
     expect(ready).toMatchObject({ sshUser: user, sshHostKey: expect.stringMatching(/^ssh-ed25519 /), devicesEnv: { CUDA_VISIBLE_DEVICES: '3' } });
     sshPort = ready.port;
     sshdPid = ready.pid;

@@ -3,6 +3,7 @@ import { parsePodStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
 import { NodePods } from './node-pods';
+import { decideSandbox } from './sandbox-mode';
 import { NodeState } from './node-state.service';
 import { NodeRuntimeMetrics } from './runtime-metrics';
 import { RUNTIME_METRICS } from './runtime.constants';
@@ -21,6 +22,8 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   private readonly logger: Logger;
   private readonly nodes = new Map<string, NodePods>();
   private offChange: (() => void) | undefined;
+  /** Whether pods run in sandboxes (SANDBOX and what the host can do), known once bootstrapped. */
+  sandboxed = false;
 
   constructor(
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
@@ -50,6 +53,10 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Once per runtime, before any pod starts: every node of the process shares the host.
+    const sandbox = decideSandbox(this.config.SANDBOX);
+    this.sandboxed = sandbox.sandboxed;
+    this.logger[sandbox.level](sandbox.message);
     const previous = await this.previousRecords();
     await this.state.start();
     for (const node of this.state.nodes) {
@@ -63,6 +70,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
           metrics: this.metrics,
           logger: this.logger,
           registry: this.registry,
+          sandboxed: sandbox.sandboxed,
         }),
       );
     }
