@@ -100,7 +100,8 @@ describe('node runtime with SANDBOX=required: two instances on one node', () => 
     await buckets.ledger.put(NODE, { node: NODE, entries: [placement('a', ['nvidia-0']), placement('b', ['nvidia-1'])] });
     const a = await ready(key('a'));
     const b = await ready(key('b'));
-    expect(a.sshUser).toBe(`gpufleet-${200_000 + a.port}`);
+    expect(a).toMatchObject({ sshUser: `gpufleet-${200_000 + a.port}`, sandbox: `bwrap uid ${200_000 + a.port}` });
+    expect(await (await fetch(`${runtime!.url}/v1/pods`)).json()).toMatchObject({ sandbox: { enabled: true, detail: expect.stringContaining('pods run sandboxed') } });
     expect(b.sshUser).toBe(`gpufleet-${200_000 + b.port}`);
 
     const state = env.STATE_DIR;

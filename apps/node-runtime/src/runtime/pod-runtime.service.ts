@@ -22,8 +22,8 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   private readonly logger: Logger;
   private readonly nodes = new Map<string, NodePods>();
   private offChange: (() => void) | undefined;
-  /** Whether pods run in sandboxes (SANDBOX and what the host can do), known once bootstrapped. */
-  sandboxed = false;
+  /** Whether pods run in sandboxes (SANDBOX and what the host can do) and why, known once bootstrapped. */
+  sandbox = { enabled: false, detail: 'not decided yet' };
 
   constructor(
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
@@ -55,7 +55,7 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   async onApplicationBootstrap(): Promise<void> {
     // Once per runtime, before any pod starts: every node of the process shares the host.
     const sandbox = decideSandbox(this.config.SANDBOX);
-    this.sandboxed = sandbox.sandboxed;
+    this.sandbox = { enabled: sandbox.sandboxed, detail: sandbox.message };
     this.logger[sandbox.level](sandbox.message);
     const previous = await this.previousRecords();
     await this.state.start();
