@@ -71,6 +71,11 @@ export const nodeRuntimeConfigSchema = defineConfig({
     max: 4_294_000_000,
     desc: 'First uid of the range the runtime owns for sandboxed pods: a pod runs as SANDBOX_UID_BASE + its port (65536 uids). No account of the host may use the range.',
   }),
+  SANDBOX_PIDS_MAX: int({
+    default: 16_384,
+    min: 16,
+    desc: 'Most processes and threads one sandboxed pod process may have at once (its cgroup’s pids.max); its memory and CPU limits come from its request.',
+  }),
 });
 
 export type NodeRuntimeConfig = ConfigOf<typeof nodeRuntimeConfigSchema.fields>;

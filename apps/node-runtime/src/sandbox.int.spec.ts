@@ -33,9 +33,9 @@ function keyPair(name: string): { key: string; pub: string } {
   return { key: file, pub: readFileSync(`${file}.pub`, 'utf8').trim() };
 }
 
-function instance(name: string, pub: string): Workload {
+function instance(name: string, pub: string, command = 'while sleep 1; do :; done'): Workload {
   const w = Workload.fromJSON({ spec: { name, namespace: 'team-a' }, status: {} });
-  w.spec!.template = { instance: { instance: name, sshPublicKeys: [pub], env: { PROJECT: name }, envFromSecret: {}, command: 'while sleep 1; do :; done' } };
+  w.spec!.template = { instance: { instance: name, sshPublicKeys: [pub], env: { PROJECT: name }, envFromSecret: {}, command } };
   w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED;
   return w;
 }
@@ -87,16 +87,17 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+const placement = (name: string, accelerators: string[], memoryMib = 0): NodeLedger['entries'][number] => ({
+  workload: `team-a/${name}`,
+  pod: { ...PodPlacement.fromJSON({}), podSet: 'server', replica: 0, pod: 0, node: NODE, acceleratorIds: accelerators, memoryMib },
+});
+
 describe('node runtime with SANDBOX=required: two instances on one node', () => {
   it("gives a session of A only A's files, processes, devices and environment", async () => {
     const keyA = keyPair('a');
     const keyB = keyPair('b');
     await buckets.workloads.put('team-a.a', instance('a', keyA.pub));
     await buckets.workloads.put('team-a.b', instance('b', keyB.pub));
-    const placement = (name: string, accelerators: string[]): NodeLedger['entries'][number] => ({
-      workload: `team-a/${name}`,
-      pod: { ...PodPlacement.fromJSON({}), podSet: 'server', replica: 0, pod: 0, node: NODE, acceleratorIds: accelerators },
-    });
     await buckets.ledger.put(NODE, { node: NODE, entries: [placement('a', ['nvidia-0']), placement('b', ['nvidia-1'])] });
     const a = await ready(key('a'));
     const b = await ready(key('b'));
@@ -147,5 +148,17 @@ describe('node runtime with SANDBOX=required: two instances on one node', () => 
     const leader = readFileSync(`/proc/${commandPid}/environ`, 'utf8');
     expect(leader).toContain('PROJECT=a');
     expect(leader).not.toContain(RUNTIME_SECRET);
+  });
+
+  it('OOM-kills a pod process at the memory it requested and reports it OOMKilled', async () => {
+    const hog = `${process.execPath} -e 'const h = []; for (;;) h.push(Buffer.alloc(8 << 20, 1))'`;
+    await buckets.workloads.put('team-a.hog', instance('hog', keyPair('hog').pub, hog));
+    const ledger = (await buckets.ledger.get(NODE))!.value;
+    await buckets.ledger.put(NODE, { node: NODE, entries: [...ledger.entries, placement('hog', [], 96)] });
+    const status = await waitFor('the hog OOMKilled', async () => {
+      const s = (await buckets.pods.get(key('hog')))?.value;
+      return s?.lastExit.includes('OOMKilled') ? s : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    expect(status.lastExit).toMatch(/^command: OOMKilled: the kernel killed it at its memory limit/);
   });
 });

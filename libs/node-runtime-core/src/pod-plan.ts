@@ -9,12 +9,12 @@ import {
   type EngineSimEntry,
   type EngineSpec,
 } from '@gpufleet/engine-presets';
-import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSandbox, type ProcessSpec } from '@gpufleet/process-spec';
+import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSandbox, type ProcessSpec, type ResourceLimits } from '@gpufleet/process-spec';
 import type { DesiredPod } from './desired-pods';
 import type { EngineMode } from './engine-mode';
 import { PodPlanError, type PodPlanErrorReason } from './errors';
 import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, instanceWorkDir, podDir, podLogFile, podWorkDir, sshdLogFile } from './layout';
-import { podIdentity, podSandbox, type PodIdentity, type PodSandboxContext } from './pod-sandbox';
+import { podIdentity, podLimits, podSandbox, type PodIdentity, type PodSandboxContext } from './pod-sandbox';
 import { resolvePodDevices, type PodDevices } from './pod-devices';
 import { resolveSecretEnv, type SecretLookup } from './secret-env';
 
@@ -76,6 +76,8 @@ export interface InstanceSshd {
   readonly listenAddress: string;
   /** SshdInstance's sandbox: sshd runs as the pod's user, who is the only login. */
   readonly sandbox?: Omit<ProcessSandbox, 'writable'> & { readonly user: string };
+  /** cgroup limits of sshd and so of every session. */
+  readonly limits?: ResourceLimits;
 }
 
 export interface InstancePodPlan extends PodPlanBase, SandboxedPlan {
@@ -147,6 +149,7 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
     stopGraceMs: ctx.stopGraceMs,
     ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
     ...(ctx.sandbox && identity ? { sandbox: podSandbox(ctx.sandbox, identity, devices, podDir(ctx.stateDir, pod.ref), [work]) } : {}),
+    ...limitsOf(pod, ctx),
   };
   return {
     kind: 'engine',
@@ -203,6 +206,8 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
     logFile: sshdLogFile(ctx.stateDir, pod.ref),
     listenAddress: ctx.instanceListenAddress ?? '127.0.0.1',
     ...(sandbox && identity ? { sandbox: { uid: sandbox.uid, gid: sandbox.gid, hidden: sandbox.hidden, devices: sandbox.devices, readOnly: sandbox.readOnly ?? [], user: identity.name } } : {}),
+    // sshd's cgroup holds the sessions; the command has a cgroup of its own with the same limits.
+    ...limitsOf(pod, ctx),
   };
   const command: ProcessSpec | undefined = run.command.trim()
     ? {
@@ -216,6 +221,7 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
         stopGraceMs: ctx.stopGraceMs,
         ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
         ...(sandbox ? { sandbox } : {}),
+        ...limitsOf(pod, ctx),
       }
     : undefined;
   return {
@@ -233,6 +239,11 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
     // directory, with the same host key.
     launch: digest({ port, sshd, command: command ? specHash(command) : null }),
   };
+}
+
+function limitsOf(pod: DesiredPod, ctx: PlanContext): { limits?: ResourceLimits } {
+  const limits = ctx.sandbox ? podLimits(ctx.sandbox, pod.placement) : undefined;
+  return limits ? { limits } : {};
 }
 
 function withoutVisibility(env: Readonly<Record<string, string>>): Record<string, string> {

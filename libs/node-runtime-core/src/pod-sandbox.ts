@@ -1,5 +1,6 @@
 import { join } from 'path';
-import type { ProcessSandbox, SandboxBind } from '@gpufleet/process-spec';
+import type { PodPlacement } from '@gpufleet/contracts';
+import type { ProcessSandbox, ResourceLimits, SandboxBind } from '@gpufleet/process-spec';
 import type { PodDevices } from './pod-devices';
 
 /** How this runtime sandboxes pods; absent when it does not (SANDBOX=off, or a host that cannot). */
@@ -10,6 +11,8 @@ export interface PodSandboxContext {
   readonly deviceRoot: string;
   /** Directories no pod sees: the runtime's state (every pod's logs, instances, the state file). */
   readonly hidden: readonly string[];
+  /** cgroup limits from each pod's request, when the host has cgroups the runtime can write. */
+  readonly limits?: { readonly pidsMax: number };
 }
 
 /** Who a sandboxed pod runs as. */
@@ -50,5 +53,19 @@ export function podSandbox(ctx: PodSandboxContext, identity: PodIdentity, device
     hidden: ctx.hidden,
     devices: devices.nodes.map((n) => ({ source: join(ctx.deviceRoot, n), target: join('/dev', n) })),
     readOnly: identityBinds(podDirectory),
+  };
+}
+
+/**
+ * The cgroup limits of a pod's processes: the memory and vCPUs its placement holds (what the
+ * scheduler counted against the node), and the runtime's cap on processes. A request of 0 is no
+ * limit of that kind.
+ */
+export function podLimits(ctx: PodSandboxContext, placement: PodPlacement): ResourceLimits | undefined {
+  if (!ctx.limits) return undefined;
+  return {
+    ...(placement.memoryMib > 0 ? { memoryBytes: placement.memoryMib * 1024 * 1024 } : {}),
+    ...(placement.vcpu > 0 ? { cpuMillis: placement.vcpu * 1000 } : {}),
+    pids: ctx.limits.pidsMax,
   };
 }

@@ -12,3 +12,4 @@ export * from './adoption';
 export * from './process-table';
 export * from './sshd-instance';
 export * from './sandbox';
+export * from './cgroup';

@@ -4,6 +4,7 @@ import { requireBinary } from '@gpufleet/process-kit';
 import type { ExitInfo, ProcessSpec } from '@gpufleet/process-spec';
 import { closeQuietly, openLogForAppend } from './log-file';
 import { isSameProcessAlive, readProcStat, signalGroup, signalReaches } from './proc';
+import { cgroupWrapper, detectCgroups, ProcessCgroup, type CgroupLayout } from './cgroup';
 import { bwrapCommand, sandboxExit, type SandboxTools } from './sandbox';
 
 /** A process the host started or attached to. */
@@ -31,6 +32,8 @@ export interface ProcessHost {
 /** The real host: Linux processes, `/proc`, signals. */
 export class LocalProcessHost implements ProcessHost {
   private tools: SandboxTools | undefined;
+  private cgroups: CgroupLayout | null | undefined;
+  private spawned = 0;
 
   constructor(
     private readonly procRoot = '/proc',
@@ -43,13 +46,19 @@ export class LocalProcessHost implements ProcessHost {
     // Node reports a missing cwd as "spawn <command> ENOENT", blaming the command.
     if (spec.cwd !== undefined && !existsSync(spec.cwd)) throw new Error(`working directory ${spec.cwd} does not exist`);
     const logFd = spec.logFile ? openLogForAppend(spec.logFile) : undefined;
+    let cgroup: ProcessCgroup | undefined;
     try {
       const out = logFd ?? 'ignore';
       // detached: setsid(), so the process leads its own group (stop() signals all its workers)
       // and outlives the runtime; stdio goes to the log file, never through a pipe to us.
       // A sandboxed spec runs under bwrap; its pid (the one recorded and signalled) is bwrap's,
       // whose process group holds the sandbox's processes too.
-      const { command, args } = spec.sandbox ? bwrapCommand(spec, this.sandboxTools()) : { command: spec.command, args: [...(spec.args ?? [])] };
+      let { command, args } = spec.sandbox ? bwrapCommand(spec, this.sandboxTools()) : { command: spec.command, args: [...(spec.args ?? [])] };
+      if (spec.limits) {
+        // A cgroup per start (a fresh name: the previous one may still be emptying).
+        cgroup = new ProcessCgroup(this.cgroupLayout(), `${spec.id.replace(/[^A-Za-z0-9_.-]/g, '_')}-${process.pid}-${++this.spawned}`);
+        ({ command, args } = cgroupWrapper(cgroup.create(spec.limits), command, args));
+      }
       const child = spawn(command, args, {
         // bwrap changes into the sandbox's cwd itself (--chdir): it may not be reachable outside.
         cwd: spec.sandbox ? '/' : spec.cwd,
@@ -58,11 +67,21 @@ export class LocalProcessHost implements ProcessHost {
         stdio: ['ignore', out, out],
       });
       const exited = new Promise<ExitInfo>((resolve) => {
-        child.once('exit', (code, signal) => resolve(spec.sandbox ? sandboxExit(code, signal) : { code, signal }));
+        child.once('exit', (code, signal) => {
+          const exit: ExitInfo = spec.sandbox ? sandboxExit(code, signal) : { code, signal };
+          if (cgroup) {
+            if (cgroup.oomKills() > 0) exit.oomKilled = true;
+            cgroup.removeWhenEmpty();
+          }
+          resolve(exit);
+        });
       });
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', reject);
+      }).catch((err: unknown) => {
+        cgroup?.remove();
+        throw err;
       });
       child.on('error', () => undefined); // a failed kill() after exit is not news
       const pid = child.pid;
@@ -83,12 +102,22 @@ export class LocalProcessHost implements ProcessHost {
     return this.tools;
   }
 
+  private cgroupLayout(): CgroupLayout {
+    if (this.cgroups === undefined) this.cgroups = detectCgroups() ?? null;
+    if (this.cgroups === null) throw new Error('cgroup limits asked for, but no cgroup v2 hierarchy with memory, cpu and pids, nor v1 hierarchies of them, is mounted under /sys/fs/cgroup');
+    return this.cgroups;
+  }
+
   attach(pid: number, startTime: number, pollMs: number): HostProcess {
+    // An adopted process's cgroup (if it has one of ours) goes once it is empty.
+    const layout = this.cgroups ?? detectCgroups();
+    const cgroup = layout ? ProcessCgroup.of(layout, pid, this.procRoot) : undefined;
     let timer: NodeJS.Timeout | undefined;
     const exited = new Promise<ExitInfo>((resolve) => {
       const check = (): void => {
         if (isSameProcessAlive(pid, startTime, this.procRoot)) return;
         clearInterval(timer);
+        cgroup?.removeWhenEmpty();
         resolve({ code: null, signal: null, statusUnknown: true });
       };
       timer = setInterval(check, pollMs);

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, stat
 import { userInfo } from 'os';
 import { dirname, isAbsolute, join, resolve } from 'path';
 import { freePort, requireBinary } from '@gpufleet/process-kit';
-import { ProcessRuntimeError, type BackoffPolicy, type ProcessSandbox, type ProcessSpec, type ProcessStatus, type RestartPolicy } from '@gpufleet/process-spec';
+import { ProcessRuntimeError, type BackoffPolicy, type ProcessSandbox, type ResourceLimits, type ProcessSpec, type ProcessStatus, type RestartPolicy } from '@gpufleet/process-spec';
 import { SupervisedProcess, type SupervisorOptions } from './supervised-process';
 
 /**
@@ -50,6 +50,8 @@ export interface SshdInstanceOptions {
    * session cannot rewrite the config, keys or login script (the runtime, root, writes them).
    */
   sandbox?: Omit<ProcessSandbox, 'writable'> & { readonly user: string };
+  /** cgroup limits of sshd, and so of every session. */
+  limits?: ResourceLimits;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -197,6 +199,7 @@ export class SshdInstance {
       stopGraceMs: this.options.stopGraceMs ?? 5_000,
     };
     if (this.options.backoff) spec.backoff = this.options.backoff;
+    if (this.options.limits) spec.limits = this.options.limits;
     const sandbox = this.options.sandbox;
     if (sandbox) {
       const { user: _user, ...confine } = sandbox;

@@ -464,6 +464,8 @@ export class SupervisedProcess {
 function describeExit(exit: ExitInfo, unhealthy: boolean): string {
   const why = exit.error
     ? `could not start: ${exit.error}`
+    : exit.oomKilled
+      ? `OOMKilled: the kernel killed it at its memory limit${exit.signal ? ` (${exit.signal})` : exit.code !== null ? ` (exit code ${exit.code})` : ''}`
     : exit.statusUnknown
       ? 'exited (status unknown: not a child of this runtime)'
       : exit.signal

@@ -64,6 +64,8 @@ export interface NodePodsOptions {
   registry: Registry;
   /** Sandbox the node's pods (the host can, SANDBOX is not off). */
   sandboxed: boolean;
+  /** And limit them with cgroups (the host has a hierarchy the runtime can write). */
+  cgroups: boolean;
 }
 
 /**
@@ -103,6 +105,7 @@ export class NodePods {
   private readonly quiet: boolean;
   private closed = false;
   private readonly sandboxed: boolean;
+  private readonly cgroups: boolean;
 
   constructor(options: NodePodsOptions) {
     const { config, view } = options;
@@ -114,6 +117,7 @@ export class NodePods {
     this.loop = new ReconcileLoop({ name: 'pods', logger: this.logger, registry: options.registry, retryMs: RESYNC_MS, resyncMs: RESYNC_MS, pass: () => this.reconcile() });
     this.quiet = isMultiNode(config);
     this.sandboxed = options.sandboxed;
+    this.cgroups = options.cgroups;
     this.stateDir = stateDirOf(config, view.node);
     this.runtimeUrl = runtimeUrlOf(config, view.node);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
@@ -358,6 +362,7 @@ export class NodePods {
         stopGraceMs: this.config.STOP_GRACE_S * 1000,
         backoff: this.backoff(),
         ...(plan.sshd.sandbox ? { sandbox: plan.sshd.sandbox } : {}),
+        ...(plan.sshd.limits ? { limits: plan.sshd.limits } : {}),
       });
       specs.push(sshd.prepare(plan.port));
       pod.sshd = sshd;
@@ -460,7 +465,12 @@ export class NodePods {
         writeFileSync(path, '', { mode: 0o666 });
       }
     }
-    return { uidBase: this.config.SANDBOX_UID_BASE, deviceRoot, hidden: [isMultiNode(this.config) ? dirname(this.stateDir) : this.stateDir] };
+    return {
+      uidBase: this.config.SANDBOX_UID_BASE,
+      deviceRoot,
+      hidden: [isMultiNode(this.config) ? dirname(this.stateDir) : this.stateDir],
+      ...(this.cgroups ? { limits: { pidsMax: this.config.SANDBOX_PIDS_MAX } } : {}),
+    };
   }
 
   private backoff(): { baseMs: number; capMs: number } {
