@@ -29,11 +29,13 @@ export interface ProcessHost {
   groupAlive(pgid: number): boolean;
 }
 
+/** Starts with a cgroup in this runtime, for unique cgroup names (one host object per supervisor). */
+let cgroupStarts = 0;
+
 /** The real host: Linux processes, `/proc`, signals. */
 export class LocalProcessHost implements ProcessHost {
   private tools: SandboxTools | undefined;
   private cgroups: CgroupLayout | null | undefined;
-  private spawned = 0;
 
   constructor(
     private readonly procRoot = '/proc',
@@ -55,8 +57,9 @@ export class LocalProcessHost implements ProcessHost {
       // whose process group holds the sandbox's processes too.
       let { command, args } = spec.sandbox ? bwrapCommand(spec, this.sandboxTools()) : { command: spec.command, args: [...(spec.args ?? [])] };
       if (spec.limits) {
-        // A cgroup per start (a fresh name: the previous one may still be emptying).
-        cgroup = new ProcessCgroup(this.cgroupLayout(), `${spec.id.replace(/[^A-Za-z0-9_.-]/g, '_')}-${process.pid}-${++this.spawned}`);
+        // A cgroup per start, named afresh (runtime pid and a counter of this runtime's starts):
+        // the previous one of the same process may still be emptying, and is removed once empty.
+        cgroup = new ProcessCgroup(this.cgroupLayout(), `${spec.id.replace(/[^A-Za-z0-9_.-]/g, '_')}-${process.pid}-${++cgroupStarts}`);
         ({ command, args } = cgroupWrapper(cgroup.create(spec.limits), command, args));
       }
       const child = spawn(command, args, {
