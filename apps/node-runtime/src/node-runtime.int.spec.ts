@@ -14,7 +14,7 @@ import {
   WorkloadPhase,
   type PodTemplate,
 } from '@gpufleet/contracts';
-import { detectSandbox, requireSshd } from '@gpufleet/process-runtime';
+import { detectSandbox, readProcStat, requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
@@ -124,16 +124,7 @@ function processesOnPort(port: number): number[] {
       }
     })
     .map(Number);
-  return all.filter((pid) => !all.includes(readProcStatPpid(pid)));
-}
-
-function readProcStatPpid(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return 0;
-  }
+  return all.filter((pid) => !all.includes(readProcStat(pid)?.ppid ?? 0));
 }
 
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { join } from 'path';
 import { waitFor } from '@gpufleet/process-kit';
 import type { ProcessSpec } from '@gpufleet/process-spec';
 import { detectCgroups } from './cgroup';
+import { readProcStat } from './proc';
 import { detectSandbox } from './sandbox';
 import { SupervisedProcess } from './supervised-process';
 
@@ -105,17 +106,8 @@ function descendants(pid: number): number[] {
   const children = readdirOr('/proc')
     .filter((p) => /^\d+$/.test(p))
     .map(Number)
-    .filter((p) => ppid(p) === pid);
+    .filter((p) => readProcStat(p)?.ppid === pid);
   return [...children, ...children.flatMap(descendants)];
-}
-
-function ppid(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return 0;
-  }
 }
 
 /** utime + stime, clock ticks (100 a second). */
