@@ -4,9 +4,6 @@ import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
 import { connect, type NatsConnection } from 'nats';
 import {
-  Accelerator,
-  AcceleratorVendor,
-  NodeInventory,
   NodeLedger,
   PodPlacement,
   PodRuntimeStatus,
@@ -16,7 +13,7 @@ import {
 } from '@gpufleet/contracts';
 import { detectSandbox, readProcStat, requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
-import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
+import { killRecordedProcesses, openRuntimeBuckets, simulatedInventory, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
 // The node runtime against a real nats-server, running real engine-sim processes and a real
 // sshd: what the scheduler writes (inventory, workload, ledger) goes in, processes and pod
@@ -35,10 +32,6 @@ let buckets: RuntimeBuckets;
 const ledgerEntries: NodeLedger['entries'] = [];
 
 const key = (workload: string, podSet = 'server', replica = 0) => `${NODE}.team-a.${workload}.${podSet}.${replica}.0`;
-
-function accelerator(index: number): Accelerator {
-  return { ...Accelerator.fromJSON({}), id: `nvidia-${index}`, vendor: AcceleratorVendor.ACCELERATOR_VENDOR_NVIDIA, index, uuid: `GPU-${index}`, memoryMib: 81_559 };
-}
 
 function workload(name: string, template: PodTemplate, phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED): Workload {
   const w = Workload.fromJSON({ spec: { name, namespace: 'team-a' }, status: {} });
@@ -134,13 +127,7 @@ beforeAll(async () => {
   buckets = await openRuntimeBuckets(nc, CLUSTER);
 
   dir = mkdtempSync(join(tmpdir(), 'gpufleet-node-runtime-'));
-  await buckets.nodes.put(NODE, {
-    ...NodeInventory.fromJSON({}),
-    nodeName: NODE,
-    cluster: CLUSTER,
-    accelerators: [0, 1, 2, 3].map(accelerator),
-    providers: [{ provider: 'simulated', ok: true, error: '', lastSuccess: undefined, lastAttempt: undefined }],
-  });
+  await buckets.nodes.put(NODE, simulatedInventory(NODE, CLUSTER, [0, 1, 2, 3]));
   env = {
     NODE_NAME: NODE,
     GPUFLEET_CLUSTER: CLUSTER,

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { connect, type NatsConnection } from 'nats';
-import { Accelerator, AcceleratorVendor, NodeInventory, NodeLedger, PodPlacement, PodRuntimeStatus, Workload, WorkloadPhase } from '@gpufleet/contracts';
+import { NodeLedger, PodPlacement, PodRuntimeStatus, Workload, WorkloadPhase } from '@gpufleet/contracts';
 import { detectSandbox, requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
-import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
+import { killRecordedProcesses, openRuntimeBuckets, simulatedInventory, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
 // Two GPU instances on one (simulated) node of a real node runtime, each in its own sandbox:
 // logged into with the real ssh client, a session of A tries to reach B and the runtime.
@@ -22,10 +22,6 @@ let runtime: NodeRuntimeUnderTest | undefined;
 let buckets: RuntimeBuckets;
 
 const key = (name: string) => `${NODE}.team-a.${name}.server.0.0`;
-
-function accelerator(index: number): Accelerator {
-  return { ...Accelerator.fromJSON({}), id: `nvidia-${index}`, vendor: AcceleratorVendor.ACCELERATOR_VENDOR_NVIDIA, index, uuid: `GPU-${index}`, memoryMib: 81_559 };
-}
 
 function keyPair(name: string): { key: string; pub: string } {
   const file = join(dir, name);
@@ -67,13 +63,7 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url });
   buckets = await openRuntimeBuckets(nc, CLUSTER);
   dir = mkdtempSync(join(tmpdir(), 'gpufleet-node-sandbox-'));
-  await buckets.nodes.put(NODE, {
-    ...NodeInventory.fromJSON({}),
-    nodeName: NODE,
-    cluster: CLUSTER,
-    accelerators: [0, 1].map(accelerator),
-    providers: [{ provider: 'simulated', ok: true, error: '', lastSuccess: undefined, lastAttempt: undefined }],
-  });
+  await buckets.nodes.put(NODE, simulatedInventory(NODE, CLUSTER, [0, 1]));
   env = { NODE_NAME: NODE, GPUFLEET_CLUSTER: CLUSTER, NATS_URL: nats.url, STATE_DIR: join(dir, 'state'), STOP_GRACE_S: '2', SANDBOX: 'required' };
   runtime = await startNodeRuntime(env);
 });
