@@ -33,6 +33,19 @@ describe('bwrapCommand', () => {
     expect(args).not.toContain('--setenv');
   });
 
+  it("empties an ancestor other users cannot enter (root's home), so the pod reaches its own directories below it", () => {
+    const home = '/root/.gpufleet/node-runtime/h0';
+    const host = { exists: () => true, mode: (p: string) => (p === '/root' ? 0o40700 : 0o40755) };
+    const { args } = bwrapCommand(
+      { id: 'p', command: '/bin/true', cwd: `${home}/work`, sandbox: { uid: 200_100, gid: 200_100, writable: [`${home}/work`], hidden: [home], devices: [] } },
+      tools,
+      host,
+    );
+    expect(args.join(' ')).toMatch(
+      /--perms 0755 --tmpfs \/root .*--perms 0755 --dir \/root\/.gpufleet --perms 0755 --dir \/root\/.gpufleet\/node-runtime --perms 0755 --tmpfs \/root\/.gpufleet\/node-runtime\/h0 .*--bind \/root\/.gpufleet\/node-runtime\/h0\/work/,
+    );
+  });
+
   it('leaves an unsandboxed spec alone', () => {
     expect(bwrapCommand({ id: 'p', command: 'x', args: ['y'] }, tools)).toEqual({ command: 'x', args: ['y'] });
   });

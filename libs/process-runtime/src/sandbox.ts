@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { readFileSync, writeFileSync } from 'fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'fs';
 import { constants } from 'os';
 import { dirname, join } from 'path';
 import { requireBinary } from '@gpufleet/process-kit';
@@ -34,7 +34,7 @@ const PRIVATE_TMPFS = ['/tmp', '/var/tmp'];
  * supervisor already scrubbed (`sandboxEnv`); values given with `--setenv` would sit in the
  * world-readable /proc/<pid>/cmdline and the state file.
  */
-export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools): { command: string; args: string[] } {
+export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools, host: SandboxHostView = localHostView): { command: string; args: string[] } {
   const sandbox = spec.sandbox;
   if (!sandbox) return { command: spec.command, args: [...(spec.args ?? [])] };
   const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
@@ -52,9 +52,13 @@ export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools): { command:
       args.push('--perms', '0755', '--dir', d);
     }
   };
-  const tmpfs = [...PRIVATE_TMPFS.map((p) => ({ path: p, perms: '1777' })), ...sandbox.hidden.map((p) => ({ path: p, perms: '0755' }))].sort(
-    (a, b) => a.path.length - b.path.length,
-  );
+  const hiddenRoots = [...PRIVATE_TMPFS.filter((p) => host.exists(p)), ...sandbox.hidden];
+  const targets = [...sandbox.hidden, ...sandbox.writable, ...(sandbox.readOnly ?? []).map((b) => b.target ?? b.source)];
+  const tmpfs = [
+    ...PRIVATE_TMPFS.filter((p) => host.exists(p)).map((p) => ({ path: p, perms: '1777' })),
+    ...sandbox.hidden.map((p) => ({ path: p, perms: '0755' })),
+    ...closedAncestors(targets, hiddenRoots, host).map((p) => ({ path: p, perms: '0755' })),
+  ].sort((a, b) => a.path.length - b.path.length);
   for (const { path, perms } of tmpfs) {
     parents(path);
     args.push('--perms', perms, '--tmpfs', path);
@@ -89,6 +93,48 @@ export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools): { command:
     ...(spec.args ?? []),
   );
   return { command: tools.bwrap, args };
+}
+
+/** What bwrapCommand asks of the host's file system (a spec replaces it). */
+export interface SandboxHostView {
+  exists(path: string): boolean;
+  /** Permission bits, or undefined when the path does not exist. */
+  mode(path: string): number | undefined;
+}
+
+const localHostView: SandboxHostView = {
+  exists: existsSync,
+  mode: (path) => {
+    try {
+      return statSync(path).mode;
+    } catch {
+      return undefined;
+    }
+  },
+};
+
+/**
+ * Ancestors of `targets` that other users cannot enter on the host (no o+x: root's home, a
+ * 0700 stack home), outside every tmpfs already mounted: the pod's uid could not reach its own
+ * directories through them. Each gets an empty tmpfs, then bwrap creates the path down to the
+ * target: the pod sees nothing of them it could have seen before.
+ */
+function closedAncestors(targets: readonly string[], roots: readonly string[], host: SandboxHostView): string[] {
+  const closed = new Set<string>();
+  const under = (path: string, list: Iterable<string>): boolean => [...list].some((r) => path === r || path.startsWith(`${r}/`));
+  for (const target of targets) {
+    const parts = target.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const dir = `/${parts.slice(0, i).join('/')}`;
+      if (under(dir, roots) || under(dir, closed)) break;
+      const mode = host.mode(dir);
+      if (mode !== undefined && (mode & 0o001) === 0) {
+        closed.add(dir);
+        break;
+      }
+    }
+  }
+  return [...closed];
 }
 
 /**

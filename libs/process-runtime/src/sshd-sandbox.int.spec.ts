@@ -1,13 +1,15 @@
 import { execFileSync, spawnSync } from 'child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
-import { tmpdir } from 'os';
+import { homedir } from 'os';
 import { join } from 'path';
 import { requireBinary } from '@gpufleet/process-kit';
 import { detectSandbox, writeSandboxIdentity } from './sandbox';
 import { requireSshd, SshdInstance } from './sshd-instance';
 
 // Two GPU instances on one node, each sshd in its own bwrap sandbox as its own uid, logged into
-// with the real ssh client: what a session of A can reach of B and of the runtime.
+// with the real ssh client: what a session of A can reach of B and of the runtime. The state
+// lives in the user's home, as `gpufleet up`'s does (~/.gpufleet): root's is 0700, which the
+// pods' uids cannot enter on the host.
 let dir: string;
 let state: string;
 const instances: SshdInstance[] = [];
@@ -62,7 +64,7 @@ beforeAll(() => {
 });
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gpufleet-sshd-sandbox-'));
+  dir = mkdtempSync(join(homedir(), '.gpufleet-test-sshd-sandbox-'));
   state = join(dir, 'state');
   mkdirSync(join(state, 'dev'), { recursive: true, mode: 0o700 });
   for (const d of ['nvidia0', 'nvidia1', 'nvidiactl']) writeFileSync(join(state, 'dev', d), '', { mode: 0o666 });
