@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { cgroupWrapper, detectCgroups, ProcessCgroup } from './cgroup';
+import { cgroupWrapper, detectCgroups, ProcessCgroup, sweepEmptyCgroups } from './cgroup';
 
 // cgroup v2 against a directory laid out like /sys/fs/cgroup (this project's machines have v1
 // controllers, which cgroup.int.spec.ts uses for real).
@@ -42,6 +42,13 @@ describe('cgroups', () => {
     mkdirSync(join(root, 'proc', '42'), { recursive: true });
     writeFileSync(join(root, 'proc', '42', 'cgroup'), '8:pids:/gpufleet/pod-7\n4:memory:/gpufleet/pod-7\n0::/\n');
     expect(ProcessCgroup.of({ version: 'v1', memory: '/m', cpu: '/c', pids: '/p' }, 42, join(root, 'proc'))?.dirs).toEqual(['/m/gpufleet/pod-7', '/c/gpufleet/pod-7', '/p/gpufleet/pod-7']);
+  });
+
+  it('sweeps the old empty cgroups under gpufleet/, not the young ones', () => {
+    mkdirSync(join(root, 'gpufleet', 'old'), { recursive: true });
+    mkdirSync(join(root, 'gpufleet', 'young'));
+    expect(sweepEmptyCgroups({ version: 'v2', root }, 60_000, Date.now() + 30_000)).toBe(0);
+    expect(sweepEmptyCgroups({ version: 'v2', root }, 60_000, Date.now() + 120_000)).toBe(2);
   });
 
   it('wraps the command so it joins its cgroup before exec (same pid)', () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import type { ResourceLimits } from '@gpufleet/process-spec';
 
@@ -116,6 +116,37 @@ export class ProcessCgroup {
     };
     attempt();
   }
+}
+
+/**
+ * Removes the empty cgroups under `gpufleet/` older than `minAgeMs`: those of processes that
+ * ended while no runtime supervised them (a runtime stopped, its pods killed afterwards). A
+ * cgroup with a process in it cannot be removed (EBUSY), and a young one may be a start in
+ * progress (created, not yet joined), so both stay. Returns how many went.
+ */
+export function sweepEmptyCgroups(layout: CgroupLayout, minAgeMs = 60_000, now = Date.now()): number {
+  const hierarchies = layout.version === 'v2' ? [layout.root] : [...new Set([layout.memory, layout.cpu, layout.pids])];
+  let removed = 0;
+  for (const h of hierarchies) {
+    const parent = join(h, PARENT);
+    let names: string[];
+    try {
+      names = readdirSync(parent, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const dir = join(parent, name);
+      try {
+        if (now - statSync(dir).mtimeMs < minAgeMs) continue;
+        rmdirSync(dir);
+        removed++;
+      } catch {
+        // populated (EBUSY) or already gone
+      }
+    }
+  }
+  return removed;
 }
 
 /**

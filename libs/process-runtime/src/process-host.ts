@@ -4,7 +4,7 @@ import { requireBinary } from '@gpufleet/process-kit';
 import type { ExitInfo, ProcessSpec } from '@gpufleet/process-spec';
 import { closeQuietly, openLogForAppend } from './log-file';
 import { isSameProcessAlive, readProcStat, signalGroup, signalReaches } from './proc';
-import { cgroupWrapper, detectCgroups, ProcessCgroup, type CgroupLayout } from './cgroup';
+import { cgroupWrapper, detectCgroups, ProcessCgroup, sweepEmptyCgroups, type CgroupLayout } from './cgroup';
 import { bwrapCommand, sandboxExit, type SandboxTools } from './sandbox';
 
 /** A process the host started or attached to. */
@@ -31,6 +31,9 @@ export interface ProcessHost {
 
 /** Starts with a cgroup in this runtime, for unique cgroup names (one host object per supervisor). */
 let cgroupStarts = 0;
+/** When this runtime last swept empty cgroups left by processes that ended unsupervised. */
+let lastSweep = 0;
+const SWEEP_EVERY_MS = 60_000;
 
 /** The real host: Linux processes, `/proc`, signals. */
 export class LocalProcessHost implements ProcessHost {
@@ -108,6 +111,10 @@ export class LocalProcessHost implements ProcessHost {
   private cgroupLayout(): CgroupLayout {
     if (this.cgroups === undefined) this.cgroups = detectCgroups() ?? null;
     if (this.cgroups === null) throw new Error('cgroup limits asked for, but no cgroup v2 hierarchy with memory, cpu and pids, nor v1 hierarchies of them, is mounted under /sys/fs/cgroup');
+    if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+      lastSweep = Date.now();
+      sweepEmptyCgroups(this.cgroups);
+    }
     return this.cgroups;
   }
 
