@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { connect, type NatsConnection } from 'nats';
@@ -140,6 +140,20 @@ describe('node runtime with SANDBOX=required: two instances on one node', () => 
     expect(leader).not.toContain(RUNTIME_SECRET);
   });
 
+  it('ends every process of an instance with it: a session that left its process group too', async () => {
+    const b = await ready(key('b'));
+    const keyB = join(dir, 'b');
+    // setsid: a new session and process group, as a user's nohup'd job would have.
+    const marker = `sleep 617${b.port % 100}`;
+    expect(ssh(b, keyB, `setsid sh -c '${marker}' >/dev/null 2>&1 < /dev/null & echo started`)).toMatchObject({ status: 0, stdout: 'started\n' });
+    const running = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p) && cmdline(p) === `sh -c ${marker}`);
+    await waitFor('the session job', () => running().length > 0 || undefined);
+    const ledger = (await buckets.ledger.get(NODE))!.value;
+    await buckets.ledger.put(NODE, { node: NODE, entries: ledger.entries.filter((e) => e.workload !== 'team-a/b') });
+    await waitFor('instance b gone', async () => ((await buckets.pods.get(key('b'))) === undefined ? true : undefined), { timeoutMs: 20_000 });
+    await waitFor('the session job ended', () => running().length === 0 || undefined, { timeoutMs: 5_000 });
+  });
+
   it('OOM-kills a pod process at the memory it requested and reports it OOMKilled', async () => {
     const hog = `${process.execPath} -e 'const h = []; for (;;) h.push(Buffer.alloc(8 << 20, 1))'`;
     await buckets.workloads.put('team-a.hog', instance('hog', keyPair('hog').pub, hog));
@@ -152,3 +166,11 @@ describe('node runtime with SANDBOX=required: two instances on one node', () => 
     expect(status.lastExit).toMatch(/^command: OOMKilled: the kernel killed it at its memory limit/);
   });
 });
+
+function cmdline(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+  } catch {
+    return '';
+  }
+}
