@@ -83,6 +83,7 @@ describe('a pod in a bwrap sandbox', () => {
       'touch /etc/gpufleet-probe 2>/dev/null && echo "system=writable" || echo "system=read-only"',
       'touch ./mine && echo "home=writable"',
       'touch /tmp/mine && echo "tmp=writable"',
+      'touch /dev/shm/mine && echo "shm=writable"',
       'echo done',
     ].join('; ');
     const podA = supervise({ id: 'a', command: '/bin/sh', args: ['-c', probe], cwd: a.home, sandbox: a.sandbox, env: { POD: 'a', CUDA_VISIBLE_DEVICES: '0' } });
@@ -102,7 +103,7 @@ describe('a pod in a bwrap sandbox', () => {
     expect(out).toMatch(/^dev=.*\bnvidia0\b/m);
     expect(out).toMatch(/^dev=.*\bnvidiactl\b/m);
     expect(out).not.toMatch(/^dev=.*\bnvidia1\b/m);
-    for (const line of ['runtime-environ=unreadable', 'b-process=invisible', 'b-files=invisible', 'b-keys=unreadable', 'b-keys=unwritable', 'system=read-only', 'home=writable', 'tmp=writable', 'done']) {
+    for (const line of ['runtime-environ=unreadable', 'b-process=invisible', 'b-files=invisible', 'b-keys=unreadable', 'b-keys=unwritable', 'system=read-only', 'home=writable', 'tmp=writable', 'shm=writable', 'done']) {
       expect(out).toContain(line);
     }
     expect(readFileSync(join(b.home, 'authorized_keys'), 'utf8')).toBe('ssh-ed25519 AAAAB3 b@laptop\n');

@@ -23,6 +23,7 @@ describe('bwrapCommand', () => {
     const line = args.join(' ');
     expect(line).toContain('--ro-bind / / --dev /dev --proc /proc');
     expect(line).toContain('--perms 1777 --tmpfs /tmp');
+    expect(line).toContain('--perms 1777 --tmpfs /dev/shm');
     expect(line).toMatch(/--perms 0755 --tmpfs \/var\/lib\/gf .*--perms 0755 --dir \/var\/lib\/gf\/pods --perms 0755 --dir \/var\/lib\/gf\/pods\/p --bind \/var\/lib\/gf\/pods\/p\/work \/var\/lib\/gf\/pods\/p\/work/);
     expect(line).toContain('--dev-bind-try /var/lib/gf/dev/nvidia1 /dev/nvidia1');
     expect(line).toContain('--perms 0755 --dir /dev/nvidia-caps --dev-bind-try /dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap12');

@@ -23,8 +23,8 @@ const PRIVATE_TMPFS = ['/tmp', '/var/tmp'];
  * - PID, IPC and UTS namespaces of its own (`--unshare-pid` etc.): other pods and the runtime
  *   are not in its /proc; its /proc is a new one (`--proc`).
  * - The host's file system read-only (`--ro-bind / /`), with a minimal /dev (`--dev`: null,
- *   zero, random, tty, pts, shm) to which only the listed device nodes are added, an empty
- *   /tmp and /var/tmp, the `hidden` directories emptied (tmpfs), `readOnly` bound back in, and
+ *   zero, random, tty, pts) to which only the listed device nodes are added, an empty
+ *   /tmp, /var/tmp and /dev/shm, the `hidden` directories emptied (tmpfs), `readOnly` bound back in, and
  *   only `writable` bound read-write.
  * - Its own uid and gid, no supplementary groups, no capabilities, no_new_privs: `setpriv`
  *   inside the sandbox, after bwrap (as root) built the mounts.
@@ -56,6 +56,9 @@ export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools, host: Sandb
   const targets = [...sandbox.hidden, ...sandbox.writable, ...(sandbox.readOnly ?? []).map((b) => b.target ?? b.source)];
   const tmpfs = [
     ...PRIVATE_TMPFS.filter((p) => host.exists(p)).map((p) => ({ path: p, perms: '1777' })),
+    // --dev makes /dev/shm a root-owned directory; POSIX shared memory (PyTorch, NCCL, vLLM's
+    // workers) needs a writable one, and a private one keeps it from other pods.
+    { path: '/dev/shm', perms: '1777' },
     ...sandbox.hidden.map((p) => ({ path: p, perms: '0755' })),
     ...closedAncestors(targets, hiddenRoots, host).map((p) => ({ path: p, perms: '0755' })),
   ].sort((a, b) => a.path.length - b.path.length);
