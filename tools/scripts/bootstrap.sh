@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes a fresh machine ready: npm packages, and nats-server / redis-server / sshd from the OS
+# Makes a fresh machine ready: npm packages, and nats-server / redis-server / sshd / bwrap from the OS
 # packages when missing (installed when we may: root or passwordless sudo with apt-get).
-# usage: bootstrap.sh [nats-server] [redis-server] [sshd]
+# usage: bootstrap.sh [nats-server] [redis-server] [sshd] [bwrap]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -13,7 +13,7 @@ fi
 find_bin() { command -v "$1" 2>/dev/null || { [ -x "/usr/sbin/$1" ] && echo "/usr/sbin/$1"; } || { [ -x "/usr/bin/$1" ] && echo "/usr/bin/$1"; } || true; }
 
 # The Debian package that provides a binary.
-package_of() { case "$1" in sshd) echo openssh-server ;; *) echo "$1" ;; esac; }
+package_of() { case "$1" in sshd) echo openssh-server ;; bwrap) echo bubblewrap ;; *) echo "$1" ;; esac; }
 
 missing=()
 for bin in "$@"; do

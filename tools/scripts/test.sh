@@ -2,7 +2,7 @@
 # `npm test`: bootstrap, then every check CI relies on. Extra args go to Jest.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash tools/scripts/bootstrap.sh nats-server redis-server sshd
+bash tools/scripts/bootstrap.sh nats-server redis-server sshd bwrap
 echo "== proto: lint and generated code"
 bash tools/codegen/check.sh
 echo "== typecheck (strict)"

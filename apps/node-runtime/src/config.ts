@@ -1,5 +1,5 @@
 import { join, resolve } from 'path';
-import { ConfigOf, defineConfig, duration, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { ConfigOf, defineConfig, duration, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
 import { workspaceRoot } from '@gpufleet/process-kit';
 
 /**
@@ -20,6 +20,7 @@ export const DEFAULT_ENGINE_SIM_COMMAND = __filename.endsWith('.js')
 const NODE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export const ENGINE_MODES = ['auto', 'simulated', 'real'] as const;
+export const SANDBOX_MODES = ['auto', 'required', 'off'] as const;
 
 export const nodeRuntimeConfigSchema = defineConfig({
   ...sharedConfigFields,
@@ -59,6 +60,22 @@ export const nodeRuntimeConfigSchema = defineConfig({
   RESTART_BACKOFF_BASE_S: duration({ default: 1, min: 0.01, desc: 'Delay before the first restart of a crashed process; it doubles with every failure in a row.' }),
   RESTART_BACKOFF_CAP_S: duration({ default: 300, min: 0.01, desc: 'Longest delay between restarts.' }),
   HEALTH_PROBE_INTERVAL_S: duration({ default: 1, min: 0.05, desc: 'Seconds between health probes of an engine (GET /health).' }),
+  SANDBOX: str({
+    default: 'auto',
+    choices: SANDBOX_MODES,
+    desc: 'Pod sandboxes (bubblewrap namespaces, a uid of its own per pod, only its device nodes): "auto" sandboxes when the host can (root, bwrap, setpriv) and warns when it cannot, "required" refuses to start without, "off" runs pods as the runtime’s user, unconfined.',
+  }),
+  SANDBOX_UID_BASE: int({
+    default: 200_000,
+    min: 1_000,
+    max: 4_294_000_000,
+    desc: 'First uid of the range the runtime owns for sandboxed pods: a pod runs as SANDBOX_UID_BASE + its port (65536 uids). No account of the host may use the range.',
+  }),
+  SANDBOX_PIDS_MAX: int({
+    default: 16_384,
+    min: 16,
+    desc: 'Most processes and threads one sandboxed pod process may have at once (its cgroup’s pids.max); its memory and CPU limits come from its request.',
+  }),
 });
 
 export type NodeRuntimeConfig = ConfigOf<typeof nodeRuntimeConfigSchema.fields>;

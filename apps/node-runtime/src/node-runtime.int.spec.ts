@@ -4,9 +4,6 @@ import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
 import { connect, type NatsConnection } from 'nats';
 import {
-  Accelerator,
-  AcceleratorVendor,
-  NodeInventory,
   NodeLedger,
   PodPlacement,
   PodRuntimeStatus,
@@ -14,16 +11,17 @@ import {
   WorkloadPhase,
   type PodTemplate,
 } from '@gpufleet/contracts';
-import { requireSshd } from '@gpufleet/process-runtime';
+import { detectSandbox, readProcStat, requireSshd } from '@gpufleet/process-runtime';
 import { requireBinary, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
-import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
+import { killRecordedProcesses, openRuntimeBuckets, simulatedInventory, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
 // The node runtime against a real nats-server, running real engine-sim processes and a real
 // sshd: what the scheduler writes (inventory, workload, ledger) goes in, processes and pod
 // records come out. One runtime is restarted mid-way to show adoption; NATS is restarted too.
 const CLUSTER = 'rt';
 const NODE = 'node-a';
-const user = userInfo().username;
+/** What SANDBOX=auto (the default) gives on this host. */
+const sandboxed = detectSandbox().supported;
 
 let nats: RunningServer;
 let nc: NatsConnection;
@@ -34,10 +32,6 @@ let buckets: RuntimeBuckets;
 const ledgerEntries: NodeLedger['entries'] = [];
 
 const key = (workload: string, podSet = 'server', replica = 0) => `${NODE}.team-a.${workload}.${podSet}.${replica}.0`;
-
-function accelerator(index: number): Accelerator {
-  return { ...Accelerator.fromJSON({}), id: `nvidia-${index}`, vendor: AcceleratorVendor.ACCELERATOR_VENDOR_NVIDIA, index, uuid: `GPU-${index}`, memoryMib: 81_559 };
-}
 
 function workload(name: string, template: PodTemplate, phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED): Workload {
   const w = Workload.fromJSON({ spec: { name, namespace: 'team-a' }, status: {} });
@@ -106,8 +100,12 @@ function alive(pid: number): boolean {
 }
 
 /** Processes whose command line holds `--port <port>`: there must be exactly one engine per pod. */
+/**
+ * The processes started for `port`: those whose command line has `--port <port>` and whose parent
+ * has not (a sandboxed pod is bwrap, bwrap's init and the engine, one sandbox: bwrap's pid).
+ */
 function processesOnPort(port: number): number[] {
-  return readdirSync('/proc')
+  const all = readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
@@ -119,6 +117,7 @@ function processesOnPort(port: number): number[] {
       }
     })
     .map(Number);
+  return all.filter((pid) => !all.includes(readProcStat(pid)?.ppid ?? 0));
 }
 
 beforeAll(async () => {
@@ -128,13 +127,7 @@ beforeAll(async () => {
   buckets = await openRuntimeBuckets(nc, CLUSTER);
 
   dir = mkdtempSync(join(tmpdir(), 'gpufleet-node-runtime-'));
-  await buckets.nodes.put(NODE, {
-    ...NodeInventory.fromJSON({}),
-    nodeName: NODE,
-    cluster: CLUSTER,
-    accelerators: [0, 1, 2, 3].map(accelerator),
-    providers: [{ provider: 'simulated', ok: true, error: '', lastSuccess: undefined, lastAttempt: undefined }],
-  });
+  await buckets.nodes.put(NODE, simulatedInventory(NODE, CLUSTER, [0, 1, 2, 3]));
   env = {
     NODE_NAME: NODE,
     GPUFLEET_CLUSTER: CLUSTER,
@@ -238,6 +231,8 @@ describe('node runtime', () => {
     await place('dev', ['nvidia-3']);
 
     const ready = await record(key('dev'), (s) => s.state === 'Ready', 'Ready');
+    // Sandboxed (root, bwrap: SANDBOX=auto), the login user is the pod's own: SANDBOX_UID_BASE + its port.
+    const user = sandboxed ? `gpufleet-${200_000 + ready.port}` : userInfo().username;
     expect(ready).toMatchObject({ sshUser: user, sshHostKey: expect.stringMatching(/^ssh-ed25519 /), devicesEnv: { CUDA_VISIBLE_DEVICES: '3' } });
     sshPort = ready.port;
     sshdPid = ready.pid;

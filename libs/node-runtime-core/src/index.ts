@@ -7,3 +7,4 @@ export * from './pod-plan';
 export * from './pod-diff';
 export * from './pod-status';
 export * from './secret-env';
+export * from './pod-sandbox';

@@ -55,3 +55,8 @@ export function engineProcessId(ref: Omit<PodRef, 'node'>): string {
 export function instanceCommandProcessId(ref: Omit<PodRef, 'node'>): string {
   return `${podId(ref)}/command`;
 }
+
+/** A sandboxed engine's own writable directory (its cwd and HOME): the pod directory itself holds the runtime's logs. */
+export function podWorkDir(stateDir: string, ref: Omit<PodRef, 'node'>): string {
+  return join(podDir(stateDir, ref), 'work');
+}

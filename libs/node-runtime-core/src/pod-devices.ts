@@ -16,9 +16,45 @@ export interface PodDevices {
   readonly engineIds: readonly string[];
   /** Memory one accelerator gives the pod, MiB: the card's, the slice's budget or the MIG device's. */
   readonly acceleratorMemoryMib: number | undefined;
+  /** The device nodes a sandbox binds in, relative to /dev (`deviceNodes`). */
+  readonly nodes: readonly string[];
 }
 
-const NO_DEVICES: PodDevices = Object.freeze({ allocation: undefined, env: Object.freeze(devicesEnv(undefined)), engineIds: [], acceleratorMemoryMib: undefined });
+const NO_DEVICES: PodDevices = Object.freeze({ allocation: undefined, env: Object.freeze(devicesEnv(undefined)), engineIds: [], acceleratorMemoryMib: undefined, nodes: [] });
+
+/**
+ * The device nodes (relative to /dev) of `indexes` of one vendor: each device's own node plus
+ * the vendor's control nodes, which every process of that vendor opens. A MIG partition gets its
+ * GPU's node and the MIG capability directory (`nvidia-caps`): which capability file belongs to
+ * which GPU/compute instance is not in the inventory, so all of them are bound (MIG isolation
+ * itself is the driver's). AMD render nodes are `renderD<128+index>`, the usual numbering on a
+ * host with no other DRM devices.
+ */
+export function deviceNodes(vendor: AcceleratorVendorName, indexes: readonly number[], mig = false): string[] {
+  switch (vendor) {
+    case 'nvidia':
+      return [...indexes.map((i) => `nvidia${i}`), 'nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools', 'nvidia-modeset', ...(mig ? ['nvidia-caps'] : [])];
+    case 'amd':
+      return ['kfd', ...indexes.map((i) => `dri/renderD${128 + i}`)];
+    case 'ascend':
+      return [...indexes.map((i) => `davinci${i}`), 'davinci_manager', 'devmm_svm', 'hisi_hdc'];
+  }
+}
+
+/** Every device node of a node's inventory: the placeholders a simulated node gets. */
+export function inventoryDeviceNodes(inventory: NodeInventory): string[] {
+  const names = new Set<string>();
+  for (const a of inventory.accelerators) {
+    let vendor: AcceleratorVendorName;
+    try {
+      vendor = vendorName(a.vendor);
+    } catch {
+      continue;
+    }
+    for (const n of deviceNodes(vendor, [a.index], a.migDevices.length > 0)) names.add(n);
+  }
+  return [...names].sort();
+}
 
 /**
  * Maps a placement's accelerator ids ("nvidia-0") and MIG partition onto the node's inventory:
@@ -58,6 +94,7 @@ export function resolvePodDevices(placement: PodPlacement, inventory: NodeInvent
     engineIds: accelerators.map((a) => String(a.index)),
     // A slice's budget is what the pod may use; whole cards: the smallest, which bounds tensor parallelism.
     acceleratorMemoryMib: sliced ?? (memories.length === accelerators.length ? Math.min(...memories) : undefined),
+    nodes: deviceNodes(vendorName(allocation.vendor), accelerators.map((a) => a.index)),
   };
 }
 
@@ -74,7 +111,7 @@ function partitionDevices(partition: NonNullable<PodPlacement['partition']>, acc
   }
   if (!mig.uuid) throw new PodPlanError('MIG_PARTITION_MISSING', `MIG partition ${profile} at start ${partition.start} on ${accelerator.id} of node ${node} has no UUID in the inventory`);
   const allocation: DeviceAllocation = { vendor: vendorOf(accelerator), migDevices: [mig.uuid] };
-  return { allocation, env: envOf(allocation), engineIds: [mig.uuid], acceleratorMemoryMib: mig.memoryMib };
+  return { allocation, env: envOf(allocation), engineIds: [mig.uuid], acceleratorMemoryMib: mig.memoryMib, nodes: deviceNodes(vendorName(allocation.vendor), [accelerator.index], true) };
 }
 
 function vendorOf(accelerator: Accelerator): AcceleratorVendorName {

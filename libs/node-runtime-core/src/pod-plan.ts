@@ -9,11 +9,12 @@ import {
   type EngineSimEntry,
   type EngineSpec,
 } from '@gpufleet/engine-presets';
-import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSpec } from '@gpufleet/process-spec';
+import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSandbox, type ProcessSpec, type ResourceLimits } from '@gpufleet/process-spec';
 import type { DesiredPod } from './desired-pods';
 import type { EngineMode } from './engine-mode';
 import { PodPlanError, type PodPlanErrorReason } from './errors';
-import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, instanceWorkDir, podDir, podLogFile, sshdLogFile } from './layout';
+import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, instanceWorkDir, podDir, podLogFile, podWorkDir, sshdLogFile } from './layout';
+import { podIdentity, podLimits, podSandbox, type PodIdentity, type PodSandboxContext } from './pod-sandbox';
 import { resolvePodDevices, type PodDevices } from './pod-devices';
 import { resolveSecretEnv, type SecretLookup } from './secret-env';
 
@@ -35,6 +36,8 @@ export interface PlanContext {
   readonly engineListenAddress?: string;
   /** Where env_from_secret references are resolved; without it a pod that has any fails SECRET_NOT_FOUND. */
   readonly secrets?: SecretLookup;
+  /** Sandbox every pod (bwrap, a uid of its own); absent: pods run as the runtime's user, unconfined. */
+  readonly sandbox?: PodSandboxContext;
 }
 
 interface PodPlanBase {
@@ -47,7 +50,12 @@ interface PodPlanBase {
   readonly devicesEnv: Readonly<Record<string, string>>;
 }
 
-export interface EnginePodPlan extends PodPlanBase {
+interface SandboxedPlan {
+  /** Who the pod runs as when sandboxed: the app writes its passwd and group files (`identityBinds`). */
+  readonly identity: PodIdentity | undefined;
+}
+
+export interface EnginePodPlan extends PodPlanBase, SandboxedPlan {
   readonly kind: 'engine';
   readonly engineMode: EngineMode;
   readonly process: ProcessSpec;
@@ -66,9 +74,13 @@ export interface InstanceSshd {
   readonly env: Readonly<Record<string, string>>;
   readonly logFile: string;
   readonly listenAddress: string;
+  /** SshdInstance's sandbox: sshd runs as the pod's user, who is the only login. */
+  readonly sandbox?: Omit<ProcessSandbox, 'writable'> & { readonly user: string };
+  /** cgroup limits of sshd and so of every session. */
+  readonly limits?: ResourceLimits;
 }
 
-export interface InstancePodPlan extends PodPlanBase {
+export interface InstancePodPlan extends PodPlanBase, SandboxedPlan {
   readonly kind: 'instance';
   readonly instance: string;
   readonly sshd: InstanceSshd;
@@ -120,20 +132,28 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
   if (run.templateHash) env.GPUFLEET_TEMPLATE_HASH = run.templateHash;
   // engine-sim names itself after the host by default; several on one node need names of their own.
   if (simulated) env.REPLICA_NAME = replicaName(pod);
+  // Sandboxed, the engine writes only its work directory (its HOME, and its cwd unless
+  // simulated: engine-sim starts where its preloads are); its pod directory holds the runtime's logs.
+  const work = podWorkDir(ctx.stateDir, pod.ref);
+  const identity = ctx.sandbox ? podIdentity(ctx.sandbox, port, work) : undefined;
+  if (identity) env.HOME = work;
   const process: ProcessSpec = {
     id: engineProcessId(pod.ref),
     command: command.command,
     args: command.args,
     env,
-    cwd: simulated ? ctx.engineSim.cwd : podDir(ctx.stateDir, pod.ref),
+    cwd: simulated ? ctx.engineSim.cwd : identity ? work : podDir(ctx.stateDir, pod.ref),
     logFile: podLogFile(ctx.stateDir, pod.ref),
     health: { probe: { kind: 'http', url: `http://127.0.0.1:${port}/health` }, intervalMs: ctx.healthIntervalMs ?? 1_000 },
     restart: 'always',
     stopGraceMs: ctx.stopGraceMs,
     ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
+    ...(ctx.sandbox && identity ? { sandbox: podSandbox(ctx.sandbox, identity, devices, podDir(ctx.stateDir, pod.ref), [work]) } : {}),
+    ...limitsOf(pod, ctx),
   };
   return {
     kind: 'engine',
+    identity,
     key: pod.key,
     pod,
     port,
@@ -173,6 +193,10 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
   const fromSecrets = resolveSecretEnv(pod.ref.namespace, run.envFromSecret ?? {}, ctx.secrets);
   const env = { ...devices.env, ...run.env, ...fromSecrets, GPUFLEET_POD: pod.id };
   const workDir = instanceWorkDir(ctx.stateDir, pod.ref);
+  const identity = ctx.sandbox ? podIdentity(ctx.sandbox, port, workDir) : undefined;
+  // sshd and the command get the same confinement, each in a sandbox of its own: sessions share
+  // the command's files, devices and uid, not its PID namespace.
+  const sandbox = ctx.sandbox && identity ? podSandbox(ctx.sandbox, identity, devices, podDir(ctx.stateDir, pod.ref), [workDir]) : undefined;
   const sshd: InstanceSshd = {
     name: instanceName(pod.ref),
     baseDir: instancesDir(ctx.stateDir),
@@ -181,22 +205,28 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
     env,
     logFile: sshdLogFile(ctx.stateDir, pod.ref),
     listenAddress: ctx.instanceListenAddress ?? '127.0.0.1',
+    ...(sandbox && identity ? { sandbox: { uid: sandbox.uid, gid: sandbox.gid, hidden: sandbox.hidden, devices: sandbox.devices, readOnly: sandbox.readOnly ?? [], user: identity.name } } : {}),
+    // sshd's cgroup holds the sessions; the command has a cgroup of its own with the same limits.
+    ...limitsOf(pod, ctx),
   };
   const command: ProcessSpec | undefined = run.command.trim()
     ? {
         id: instanceCommandProcessId(pod.ref),
         command: '/bin/sh',
         args: ['-c', run.command],
-        env,
+        env: identity ? { ...env, HOME: workDir } : env,
         cwd: workDir,
         logFile: podLogFile(ctx.stateDir, pod.ref),
         restart: 'always',
         stopGraceMs: ctx.stopGraceMs,
         ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
+        ...(sandbox ? { sandbox } : {}),
+        ...limitsOf(pod, ctx),
       }
     : undefined;
   return {
     kind: 'instance',
+    identity,
     key: pod.key,
     pod,
     port,
@@ -209,6 +239,11 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
     // directory, with the same host key.
     launch: digest({ port, sshd, command: command ? specHash(command) : null }),
   };
+}
+
+function limitsOf(pod: DesiredPod, ctx: PlanContext): { limits?: ResourceLimits } {
+  const limits = ctx.sandbox ? podLimits(ctx.sandbox, pod.placement) : undefined;
+  return limits ? { limits } : {};
 }
 
 function withoutVisibility(env: Readonly<Record<string, string>>): Record<string, string> {

@@ -46,6 +46,7 @@ describe('podRuntimeStatus', () => {
       devicesEnv: { CUDA_VISIBLE_DEVICES: '1', NVIDIA_VISIBLE_DEVICES: '1', CUDA_DEVICE_ORDER: 'PCI_BUS_ID' },
       sshHostKey: '',
       sshUser: '',
+      sandbox: '',
       message: '',
     });
   });

@@ -54,6 +54,7 @@ export function podRuntimeStatus(input: PodStatusInput): PodRuntimeStatus {
     sshHostKey: input.sshHostKey ?? '',
     sshUser: input.sshUser ?? '',
     message: '',
+    sandbox: plan.kind !== 'failed' && plan.identity ? `bwrap uid ${plan.identity.uid}` : '',
   };
   if (plan.kind === 'failed') {
     status.message = plan.message;

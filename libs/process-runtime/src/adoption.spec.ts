@@ -86,9 +86,9 @@ describe('StateFile', () => {
 });
 
 describe('parseProcStat', () => {
-  it('reads state, process group and start time, even when the command name holds ") ("', () => {
+  it('reads state, parent, process group and start time, even when the command name holds ") ("', () => {
     const line = '4242 (vllm ) (serve) S 1 4242 4242 0 -1 4194560 1 0 0 0 5 3 0 0 20 0 12 0 987654 1000000 500 18446744073709551615';
-    expect(parseProcStat(line)).toEqual({ pid: 4242, state: 'S', pgrp: 4242, startTime: 987654 });
+    expect(parseProcStat(line)).toEqual({ pid: 4242, state: 'S', ppid: 1, pgrp: 4242, startTime: 987654 });
   });
 
   it('returns undefined for a line that is not a stat line', () => {

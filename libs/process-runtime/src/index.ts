@@ -11,3 +11,5 @@ export * from './state-file';
 export * from './adoption';
 export * from './process-table';
 export * from './sshd-instance';
+export * from './sandbox';
+export * from './cgroup';

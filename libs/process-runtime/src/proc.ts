@@ -8,6 +8,8 @@ export interface ProcStat {
   pid: number;
   /** Field 3: R, S, D, Z (zombie), T, … */
   state: string;
+  /** Field 4: parent pid. */
+  ppid: number;
   /** Field 5: process group id. */
   pgrp: number;
   /** Field 22: start time, clock ticks since boot. */
@@ -26,10 +28,11 @@ export function parseProcStat(line: string): ProcStat | undefined {
   // Fields 3, 4, 5, … follow ") ": rest[0] is field 3.
   const rest = line.slice(close + 2).trim().split(/\s+/);
   const state = rest[0];
+  const ppid = Number(rest[4 - 3]);
   const pgrp = Number(rest[5 - 3]);
   const startTime = Number(rest[22 - 3]);
   if (!Number.isInteger(pid) || !state || !Number.isInteger(pgrp) || !Number.isInteger(startTime)) return undefined;
-  return { pid, state, pgrp, startTime };
+  return { pid, state, ppid, pgrp, startTime };
 }
 
 /** `/proc/<pid>/stat`, or undefined when there is no such process (or no /proc). */

@@ -1,9 +1,9 @@
 import { execFileSync } from 'child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'fs';
 import { userInfo } from 'os';
 import { dirname, isAbsolute, join, resolve } from 'path';
 import { freePort, requireBinary } from '@gpufleet/process-kit';
-import { ProcessRuntimeError, type BackoffPolicy, type ProcessSpec, type ProcessStatus, type RestartPolicy } from '@gpufleet/process-spec';
+import { ProcessRuntimeError, type BackoffPolicy, type ProcessSandbox, type ResourceLimits, type ProcessSpec, type ProcessStatus, type RestartPolicy } from '@gpufleet/process-spec';
 import { SupervisedProcess, type SupervisorOptions } from './supervised-process';
 
 /**
@@ -44,6 +44,14 @@ export interface SshdInstanceOptions {
   /** Default 5000 ms. */
   stopGraceMs?: number;
   supervisor?: SupervisorOptions;
+  /**
+   * Run sshd confined, as the pod's own `user` (then the only login): the working directory is
+   * the sandbox's writable directory and the instance directory is bound in read-only, so a
+   * session cannot rewrite the config, keys or login script (the runtime, root, writes them).
+   */
+  sandbox?: Omit<ProcessSandbox, 'writable'> & { readonly user: string };
+  /** cgroup limits of sshd, and so of every session. */
+  limits?: ResourceLimits;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -191,24 +199,47 @@ export class SshdInstance {
       stopGraceMs: this.options.stopGraceMs ?? 5_000,
     };
     if (this.options.backoff) spec.backoff = this.options.backoff;
+    if (this.options.limits) spec.limits = this.options.limits;
+    const sandbox = this.options.sandbox;
+    if (sandbox) {
+      const { user: _user, ...confine } = sandbox;
+      spec.cwd = this.workDir;
+      spec.sandbox = { ...confine, readOnly: [...(confine.readOnly ?? []), { source: this.dir }], writable: [this.workDir] };
+    }
     return spec;
+  }
+
+  /**
+   * Sandboxed, sshd runs as the pod's uid: it must read the config, keys and login script
+   * (root-owned, not writable by it, in a directory only its sandbox shows), own its host key
+   * (sshd refuses a private key others could read) and the login environment (it may hold
+   * Secrets' values), and own the working directory.
+   */
+  private secure(path: string, mode: number, sandboxMode: number, owned = false): void {
+    const sandbox = this.options.sandbox;
+    chmodSync(path, sandbox ? sandboxMode : mode);
+    if (sandbox && owned) chownSync(path, sandbox.uid, sandbox.gid);
   }
 
   private writeFiles(keygen: string): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    chmodSync(this.dir, 0o700);
+    this.secure(this.dir, 0o700, 0o755);
     mkdirSync(this.workDir, { recursive: true, mode: 0o700 });
+    this.secure(this.workDir, 0o700, 0o700, true);
     const hostKeyFile = join(this.dir, 'ssh_host_ed25519_key');
     if (!existsSync(hostKeyFile)) {
       execFileSync(keygen, ['-q', '-t', 'ed25519', '-N', '', '-C', `gpufleet-instance-${this.options.id}`, '-f', hostKeyFile], { stdio: ['ignore', 'ignore', 'pipe'] });
     }
+    this.secure(hostKeyFile, 0o600, 0o600, true);
     this.hostKey = readFileSync(`${hostKeyFile}.pub`, 'utf8').trim();
     for (const key of this.options.authorizedKeys) checkPublicKey(keygen, key.trim());
     writeFileSync(join(this.dir, 'authorized_keys'), this.options.authorizedKeys.map((k) => `${k.trim()}\n`).join(''), { mode: 0o600 });
+    this.secure(join(this.dir, 'authorized_keys'), 0o600, 0o644);
     const env = Object.entries(this.options.env ?? {})
       .map(([name, value]) => `export ${name}=${shQuote(value)}\n`)
       .join('');
     writeFileSync(join(this.dir, 'environment'), `# gpufleet GPU instance ${this.options.id}: the login environment\n${env}`, { mode: 0o600 });
+    this.secure(join(this.dir, 'environment'), 0o600, 0o600, true);
     writeFileSync(
       join(this.dir, 'login.sh'),
       [
@@ -222,10 +253,12 @@ export class SshdInstance {
       ].join('\n'),
       { mode: 0o700 },
     );
+    this.secure(join(this.dir, 'login.sh'), 0o700, 0o755);
   }
 
   private writeConfig(port: number): void {
-    const user = userInfo();
+    const sandbox = this.options.sandbox;
+    const user = sandbox ? { username: sandbox.user, uid: sandbox.uid } : userInfo();
     const root = user.uid === 0;
     const sftp = ['/usr/lib/openssh/sftp-server', '/usr/libexec/openssh/sftp-server', '/usr/libexec/sftp-server'].find((p) => existsSync(p));
     const lines = [
@@ -233,7 +266,8 @@ export class SshdInstance {
       `Port ${port}`,
       `ListenAddress ${this.options.listenAddress ?? '127.0.0.1'}`,
       `HostKey ${join(this.dir, 'ssh_host_ed25519_key')}`,
-      `PidFile ${join(this.dir, 'sshd.pid')}`,
+      // Sandboxed, the instance directory is read-only to sshd; the supervisor knows its pid anyway.
+      `PidFile ${sandbox ? 'none' : join(this.dir, 'sshd.pid')}`,
       `AuthorizedKeysFile ${join(this.dir, 'authorized_keys')}`,
       'AuthenticationMethods publickey',
       'PubkeyAuthentication yes',
@@ -263,6 +297,7 @@ export class SshdInstance {
       '',
     ];
     writeFileSync(this.configFile, lines.join('\n'), { mode: 0o600 });
+    this.secure(this.configFile, 0o600, 0o644);
   }
 
   private logTail(): string {

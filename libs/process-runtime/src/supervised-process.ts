@@ -17,6 +17,7 @@ import { systemClock, type Clock, type TimerHandle } from './clock';
 import { describeProbe, probeHealth, type ProbeFn } from './health-probe';
 import { appendLogLine, rotateLogIfNeeded } from './log-file';
 import { LocalProcessHost, type HostProcess, type ProcessHost } from './process-host';
+import { sandboxEnv } from './sandbox';
 
 const ACTIVE: readonly ProcessState[] = ['Starting', 'Running', 'Ready', 'Backoff', 'Stopping'];
 
@@ -93,7 +94,8 @@ export class SupervisedProcess {
     for (const [name, value] of Object.entries(options.baseEnv ?? process.env)) {
       if (value !== undefined && (options.baseEnv !== undefined || !DEVICE_VISIBILITY_VARS.includes(name))) base[name] = value;
     }
-    this.env = { ...base, ...spec.env };
+    // A sandboxed process gets exactly its spec's environment: nothing of the runtime's.
+    this.env = spec.sandbox ? sandboxEnv(spec.env, options.baseEnv ?? process.env) : { ...base, ...spec.env };
   }
 
   get id(): string {
@@ -462,6 +464,8 @@ export class SupervisedProcess {
 function describeExit(exit: ExitInfo, unhealthy: boolean): string {
   const why = exit.error
     ? `could not start: ${exit.error}`
+    : exit.oomKilled
+      ? `OOMKilled: the kernel killed it at its memory limit${exit.signal ? ` (${exit.signal})` : exit.code !== null ? ` (exit code ${exit.code})` : ''}`
     : exit.statusUnknown
       ? 'exited (status unknown: not a child of this runtime)'
       : exit.signal

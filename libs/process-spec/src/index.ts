@@ -6,3 +6,4 @@ export * from './errors';
 export * from './devices-env';
 export * from './process-spec';
 export * from './process-status';
+export * from './sandbox-spec';

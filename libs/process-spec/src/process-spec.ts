@@ -1,6 +1,7 @@
 import { createHash } from 'crypto';
 import { isAbsolute } from 'path';
 import { ProcessRuntimeError } from './errors';
+import { checkSandbox, type ProcessSandbox } from './sandbox-spec';
 
 /** How the runtime asks a process whether it is ready: an HTTP GET or a TCP connect. */
 export type HealthProbe = { kind: 'http'; url: string } | { kind: 'tcp'; port: number; host?: string };
@@ -66,6 +67,23 @@ export interface ProcessSpec {
   backoff?: BackoffPolicy;
   /** SIGTERM, then SIGKILL to the whole process group after this long. Default 30000 ms. */
   stopGraceMs?: number;
+  /**
+   * Run confined (bubblewrap, its own uid). The environment is then exactly `env` (plus PATH
+   * when `env` has none): nothing of the runtime's own passes in.
+   */
+  sandbox?: ProcessSandbox;
+  /** cgroup limits (a cgroup of its own, v2 or v1): what the pod requested. */
+  limits?: ResourceLimits;
+}
+
+/** What a process and everything it starts may use; absent fields are not limited. */
+export interface ResourceLimits {
+  /** Memory, bytes: more and the kernel's OOM killer ends it (reported `OOMKilled`). */
+  memoryBytes?: number;
+  /** CPU time, thousandths of a CPU (1000 = one CPU): a CFS quota per 100 ms period. */
+  cpuMillis?: number;
+  /** Processes and threads at once. */
+  pids?: number;
 }
 
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
@@ -104,15 +122,24 @@ export function checkProcessSpec(spec: ProcessSpec): void {
   positive('health.restartAfterFailures', spec.health?.restartAfterFailures);
   positive('logRotation.maxBytes', spec.logRotation?.maxBytes);
   if (spec.stopGraceMs !== undefined && !(spec.stopGraceMs >= 0)) bad(`stopGraceMs must be zero or more, got ${spec.stopGraceMs}`);
+  for (const [name, value] of Object.entries(spec.limits ?? {})) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) bad(`limits.${name} must be a positive integer, got ${value}`);
+  }
+  if (spec.sandbox) {
+    checkSandbox(spec.sandbox, bad);
+    if (spec.cwd === undefined) bad('a sandboxed process needs a cwd (the system is read-only; the runtime\'s own directory is not the pod\'s)');
+  }
 }
 
 /**
  * A digest of what the process was launched with: command, arguments, environment, working
- * directory and log file. A change there needs a new process; a change of probe, restart
+ * directory, log file, sandbox and limits. A change there needs a new process; a change of probe, restart
  * policy, backoff or grace period does not (an adopted process is supervised with the new ones).
  */
 export function specHash(spec: ProcessSpec): string {
   const env = Object.fromEntries(Object.entries(spec.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const launch = { command: spec.command, args: spec.args ?? [], env, cwd: spec.cwd ?? null, logFile: spec.logFile ?? null };
+  // The sandbox joins the digest only when there is one, so unsandboxed specs hash as before
+  // (a runtime upgraded in place adopts what its predecessor started).
+  const launch = { command: spec.command, args: spec.args ?? [], env, cwd: spec.cwd ?? null, logFile: spec.logFile ?? null, ...(spec.sandbox ? { sandbox: spec.sandbox } : {}), ...(spec.limits ? { limits: spec.limits } : {}) };
   return `sha256:${createHash('sha256').update(JSON.stringify(launch)).digest('hex')}`;
 }

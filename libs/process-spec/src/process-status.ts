@@ -6,6 +6,8 @@ export interface ExitInfo {
   error?: string;
   /** Not our child: it vanished and nobody told us why. */
   statusUnknown?: boolean;
+  /** The kernel's OOM killer killed a process of its cgroup: it hit its memory limit. */
+  oomKilled?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import { readFileSync } from 'fs';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
+import { Accelerator, AcceleratorVendor, Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { loadConfig } from '@gpufleet/config';
 import { KvStore } from '@gpufleet/messaging';
 import { createLogger, NestJsonLogger } from '@gpufleet/observability';
@@ -80,4 +80,15 @@ export function killRecordedProcesses(config: Pick<NodeRuntimeConfig, 'STATE_DIR
       // already gone
     }
   }
+}
+
+/** A simulated node's inventory (the `simulated` provider: engines are engine-sim) with NVIDIA GPUs `indexes` (`nvidia-<i>`, 80 GB). */
+export function simulatedInventory(node: string, cluster: string, indexes: readonly number[]): NodeInventory {
+  return {
+    ...NodeInventory.fromJSON({}),
+    nodeName: node,
+    cluster,
+    accelerators: indexes.map((index) => ({ ...Accelerator.fromJSON({}), id: `nvidia-${index}`, vendor: AcceleratorVendor.ACCELERATOR_VENDOR_NVIDIA, index, uuid: `GPU-${index}`, memoryMib: 81_559 })),
+    providers: [{ provider: 'simulated', ok: true, error: '', lastSuccess: undefined, lastAttempt: undefined }],
+  };
 }

@@ -37,12 +37,15 @@ export class PodsController {
 
   /** `{ node, nodes, pods }`: `node` is NODE_NAME (or the node asked for), `nodes` every node whose pods are listed. */
   @Get(['v1/pods', 'nodes/:node/v1/pods'])
-  list(@Param('node') node: string | undefined, @Headers('authorization') authorization: string | undefined): { node: string; nodes: string[]; pods: unknown[] } {
+  list(
+    @Param('node') node: string | undefined,
+    @Headers('authorization') authorization: string | undefined,
+  ): { node: string; nodes: string[]; sandbox: { enabled: boolean; detail: string }; pods: unknown[] } {
     const refused = adminTokenProblem(authorization, this.config.GPUFLEET_ADMIN_TOKEN);
     if (refused) throw new HttpException({ error: { code: 'UNAUTHENTICATED', message: refused } }, HttpStatus.UNAUTHORIZED);
     if (node !== undefined && !this.runtime.has(node)) throw notHere(node, this.config);
     const nodes = node === undefined ? nodeNamesOf(this.config) : [node];
-    return { node: node ?? this.config.NODE_NAME, nodes, pods: this.runtime.statuses(node).map((s) => PodRuntimeStatus.toJSON(s)) };
+    return { node: node ?? this.config.NODE_NAME, nodes, sandbox: this.runtime.sandbox, pods: this.runtime.statuses(node).map((s) => PodRuntimeStatus.toJSON(s)) };
   }
 
   /**

@@ -1,22 +1,25 @@
-import { mkdirSync, rmSync } from 'fs';
+import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'fs';
 import { userInfo } from 'os';
-import { join } from 'path';
+import { dirname, join } from 'path';
 import { parsePodStoreKey, podStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import {
   desiredPods,
   diffPods,
   instanceName,
   instancesDir,
+  inventoryDeviceNodes,
   planPod,
   podDir,
   podLogFile,
   podRuntimeStatus,
+  podWorkDir,
   resolveEngineMode,
   sshdLogFile,
   stateFilePath,
   type FailedPodPlan,
   type KnownPod,
   type PlanContext,
+  type PodSandboxContext,
   type PodPlan,
   type PodProcess,
   type RunnablePodPlan,
@@ -24,7 +27,7 @@ import {
 import { ReconcileLoop, type KvStore } from '@gpufleet/messaging';
 import type { Logger, Registry } from '@gpufleet/observability';
 import { freePort } from '@gpufleet/process-kit';
-import { DEVICE_VISIBILITY_VARS, ProcessTable, SshdInstance, StateFile, type ProcessEvent, type ProcessSpec } from '@gpufleet/process-runtime';
+import { DEVICE_VISIBILITY_VARS, ProcessTable, SshdInstance, StateFile, writeSandboxIdentity, type ProcessEvent, type ProcessSpec } from '@gpufleet/process-runtime';
 import { engineSimEntry, instanceListenAddress, isMultiNode, nodeRuntimeConfigSchema, NodeRuntimeConfig, REPO_ROOT, runtimeUrlOf, stateDirOf } from '../config';
 import type { NodeView } from './node-state.service';
 import { PodStatusWriter } from './pod-status-writer';
@@ -59,6 +62,10 @@ export interface NodePodsOptions {
   metrics: NodeRuntimeMetrics;
   logger: Logger;
   registry: Registry;
+  /** Sandbox the node's pods (the host can, SANDBOX is not off). */
+  sandboxed: boolean;
+  /** And limit them with cgroups (the host has a hierarchy the runtime can write). */
+  cgroups: boolean;
 }
 
 /**
@@ -97,6 +104,8 @@ export class NodePods {
   private waitingForInventory = false;
   private readonly quiet: boolean;
   private closed = false;
+  private readonly sandboxed: boolean;
+  private readonly cgroups: boolean;
 
   constructor(options: NodePodsOptions) {
     const { config, view } = options;
@@ -107,6 +116,8 @@ export class NodePods {
     this.logger = options.logger.child({ context: 'pods', node: view.node });
     this.loop = new ReconcileLoop({ name: 'pods', logger: this.logger, registry: options.registry, retryMs: RESYNC_MS, resyncMs: RESYNC_MS, pass: () => this.reconcile() });
     this.quiet = isMultiNode(config);
+    this.sandboxed = options.sandboxed;
+    this.cgroups = options.cgroups;
     this.stateDir = stateDirOf(config, view.node);
     this.runtimeUrl = runtimeUrlOf(config, view.node);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
@@ -324,6 +335,16 @@ export class NodePods {
   /** The pod's process specs, with its directories and (instances) sshd files written. */
   private prepare(plan: RunnablePodPlan): { pod: ManagedPod; specs: ProcessSpec[] } {
     mkdirSync(podDir(this.stateDir, plan.pod.ref), { recursive: true });
+    if (plan.identity) {
+      // Root writes these, the pod reads them: its passwd entry and, for engines, its own
+      // writable directory (an instance's sshd files are SshdInstance's).
+      writeSandboxIdentity(podDir(this.stateDir, plan.pod.ref), plan.identity);
+      if (plan.kind === 'engine') {
+        const work = podWorkDir(this.stateDir, plan.pod.ref);
+        mkdirSync(work, { recursive: true, mode: 0o700 });
+        chownSync(work, plan.identity.uid, plan.identity.gid);
+      }
+    }
     const pod: ManagedPod = { plan, processIds: [], roles: [], sshd: undefined, restartsBefore: 0, startedAt: undefined };
     const specs: ProcessSpec[] = [];
     if (plan.kind === 'engine') {
@@ -340,6 +361,8 @@ export class NodePods {
         logFile: plan.sshd.logFile,
         stopGraceMs: this.config.STOP_GRACE_S * 1000,
         backoff: this.backoff(),
+        ...(plan.sshd.sandbox ? { sandbox: plan.sshd.sandbox } : {}),
+        ...(plan.sshd.limits ? { limits: plan.sshd.limits } : {}),
       });
       specs.push(sshd.prepare(plan.port));
       pod.sshd = sshd;
@@ -408,7 +431,9 @@ export class NodePods {
   }
 
   private planContext(inventory: NonNullable<NodeView['inventory']>): PlanContext {
+    const sandbox = this.sandboxed ? this.sandboxContext(inventory) : undefined;
     return {
+      ...(sandbox ? { sandbox } : {}),
       inventory,
       stateDir: this.stateDir,
       engineMode: resolveEngineMode(this.config.ENGINE_MODE, inventory),
@@ -420,6 +445,31 @@ export class NodePods {
       instanceListenAddress: instanceListenAddress(this.config),
       // Engines follow the same rule as sshd: loopback only when the node is advertised on loopback.
       engineListenAddress: instanceListenAddress(this.config),
+    };
+  }
+
+  /**
+   * Every pod's state is hidden from every pod: the whole STATE_DIR (with SIMULATED_NODES, the
+   * other nodes' too). A simulated node has no device nodes, so it gets placeholders (empty
+   * files, as world-accessible as the real /dev/nvidia*) under `<stateDir>/dev` for its
+   * sandboxes to bind: what a pod can open is tested the same way.
+   */
+  private sandboxContext(inventory: NonNullable<NodeView['inventory']>): PodSandboxContext {
+    const simulated = resolveEngineMode('auto', inventory) === 'simulated';
+    const deviceRoot = simulated ? join(this.stateDir, 'dev') : '/dev';
+    if (simulated) {
+      for (const name of inventoryDeviceNodes(inventory)) {
+        const path = join(deviceRoot, name);
+        if (existsSync(path)) continue;
+        mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+        writeFileSync(path, '', { mode: 0o666 });
+      }
+    }
+    return {
+      uidBase: this.config.SANDBOX_UID_BASE,
+      deviceRoot,
+      hidden: [isMultiNode(this.config) ? dirname(this.stateDir) : this.stateDir],
+      ...(this.cgroups ? { limits: { pidsMax: this.config.SANDBOX_PIDS_MAX } } : {}),
     };
   }
 
@@ -449,7 +499,7 @@ export class NodePods {
       processes,
       host: this.config.ADVERTISE_HOST,
       runtimeUrl: this.runtimeUrl,
-      ...(plan.kind === 'instance' ? { sshUser: SSH_USER, ...(sshHostKey ? { sshHostKey } : {}) } : {}),
+      ...(plan.kind === 'instance' ? { sshUser: plan.identity?.name ?? SSH_USER, ...(sshHostKey ? { sshHostKey } : {}) } : {}),
       restartsBefore: pod?.restartsBefore ?? 0,
       ...(pod?.startedAt ? { startedAt: pod.startedAt } : {}),
       now: new Date(),

@@ -2,7 +2,9 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import { parsePodStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
+import { detectCgroups } from '@gpufleet/process-runtime';
 import { NodePods } from './node-pods';
+import { decideSandbox } from './sandbox-mode';
 import { NodeState } from './node-state.service';
 import { NodeRuntimeMetrics } from './runtime-metrics';
 import { RUNTIME_METRICS } from './runtime.constants';
@@ -21,6 +23,8 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   private readonly logger: Logger;
   private readonly nodes = new Map<string, NodePods>();
   private offChange: (() => void) | undefined;
+  /** Whether pods run in sandboxes (SANDBOX and what the host can do) and why, known once bootstrapped. */
+  sandbox = { enabled: false, detail: 'not decided yet' };
 
   constructor(
     @Inject(NODE_RUNTIME_CONFIG) private readonly config: NodeRuntimeConfig,
@@ -50,6 +54,14 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Once per runtime, before any pod starts: every node of the process shares the host.
+    const sandbox = decideSandbox(this.config.SANDBOX);
+    // Limits need the sandbox too: an unconfined pod runs as the runtime's user, who could
+    // move itself out of its cgroup.
+    const cgroups = sandbox.sandboxed ? detectCgroups() : undefined;
+    const limits = !sandbox.sandboxed ? '' : cgroups ? `; cgroup ${cgroups.version} limits from each pod's request` : '; WITHOUT cgroup limits: no cgroup v2 or v1 memory/cpu/pids hierarchy under /sys/fs/cgroup';
+    this.sandbox = { enabled: sandbox.sandboxed, detail: `${sandbox.message}${limits}` };
+    this.logger[sandbox.sandboxed && !cgroups ? 'warn' : sandbox.level](this.sandbox.detail);
     const previous = await this.previousRecords();
     await this.state.start();
     for (const node of this.state.nodes) {
@@ -63,6 +75,8 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
           metrics: this.metrics,
           logger: this.logger,
           registry: this.registry,
+          sandboxed: sandbox.sandboxed,
+          cgroups: cgroups !== undefined,
         }),
       );
     }

@@ -146,6 +146,12 @@ export interface PodRuntimeStatus {
   sshUser: string;
   /** Why the pod is not running, when it is not. */
   message: string;
+  /**
+   * How the process runtime confines the pod: "bwrap uid 200123" (its own namespaces, uid and
+   * device nodes); empty when it runs unconfined, as the runtime's user (SANDBOX=off, or a host
+   * that cannot sandbox: the runtime's log says why).
+   */
+  sandbox: string;
 }
 
 export interface PodRuntimeStatus_DevicesEnvEntry {
@@ -1491,6 +1497,7 @@ function createBasePodRuntimeStatus(): PodRuntimeStatus {
     sshHostKey: "",
     sshUser: "",
     message: "",
+    sandbox: "",
   };
 }
 
@@ -1555,6 +1562,9 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     }
     if (message.message !== "") {
       writer.uint32(162).string(message.message);
+    }
+    if (message.sandbox !== "") {
+      writer.uint32(170).string(message.sandbox);
     }
     return writer;
   },
@@ -1735,6 +1745,14 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
             message.message = reader.string();
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.sandbox = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1827,6 +1845,7 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
         ? globalThis.String(object.ssh_user)
         : "",
       message: isSet(object.message) ? globalThis.String(object.message) : "",
+      sandbox: isSet(object.sandbox) ? globalThis.String(object.sandbox) : "",
     };
   },
 
@@ -1898,6 +1917,9 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     if (message.message !== "") {
       obj.message = message.message;
     }
+    if (message.sandbox !== "") {
+      obj.sandbox = message.sandbox;
+    }
     return obj;
   },
 
@@ -1934,6 +1956,7 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     message.sshHostKey = object.sshHostKey ?? "";
     message.sshUser = object.sshUser ?? "";
     message.message = object.message ?? "";
+    message.sandbox = object.sandbox ?? "";
     return message;
   },
 };
