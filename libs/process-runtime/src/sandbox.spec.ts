@@ -47,6 +47,23 @@ describe('bwrapCommand', () => {
     );
   });
 
+  it('binds a working directory under /tmp (a clone there) back read-only, before the hidden state inside it', () => {
+    const repo = '/tmp/ci';
+    const engine = { ...spec, cwd: repo, sandbox: { ...spec.sandbox, hidden: ['/tmp/ci/home/state'], writable: ['/tmp/ci/home/state/pods/p/work'] } };
+    const line = bwrapCommand(engine, tools).args.join(' ');
+    expect(line).toMatch(/--perms 1777 --tmpfs \/tmp .*--ro-bind \/tmp\/ci \/tmp\/ci .*--perms 0755 --tmpfs \/tmp\/ci\/home\/state .*--bind \/tmp\/ci\/home\/state\/pods\/p\/work/);
+    expect(line).toContain('--chdir /tmp/ci');
+    // Within a directory bound anyway, or at /, nothing more is bound.
+    expect(bwrapCommand(spec, tools).args.join(' ')).not.toContain(`--ro-bind ${spec.cwd}`);
+    expect(bwrapCommand({ ...spec, cwd: '/' }, tools).args.join(' ')).not.toContain('--ro-bind / / --ro-bind');
+  });
+
+  it("binds a checkout under a directory other users cannot enter (root's home) back read-only", () => {
+    const host = { exists: () => true, mode: (p: string) => (p === '/root' ? 0o40700 : 0o40755) };
+    const line = bwrapCommand({ ...spec, cwd: '/root/src/gpufleet' }, tools, host).args.join(' ');
+    expect(line).toMatch(/--perms 0755 --tmpfs \/root .*--perms 0755 --dir \/root\/src --ro-bind \/root\/src\/gpufleet \/root\/src\/gpufleet/);
+  });
+
   it('leaves an unsandboxed spec alone', () => {
     expect(bwrapCommand({ id: 'p', command: 'x', args: ['y'] }, tools)).toEqual({ command: 'x', args: ['y'] });
   });

@@ -53,17 +53,30 @@ export function bwrapCommand(spec: ProcessSpec, tools: SandboxTools, host: Sandb
     }
   };
   const hiddenRoots = [...PRIVATE_TMPFS.filter((p) => host.exists(p)), ...sandbox.hidden];
-  const targets = [...sandbox.hidden, ...sandbox.writable, ...(sandbox.readOnly ?? []).map((b) => b.target ?? b.source)];
-  const tmpfs = [
+  const bound = [...sandbox.writable, ...(sandbox.readOnly ?? []).map((b) => b.target ?? b.source)];
+  // The working directory (an engine's: the checkout or install it runs from) stays readable
+  // even when it lives under /tmp, /var/tmp or a directory other users cannot enter (a clone in
+  // /tmp, a checkout in /root): bound back read-only in its place among the tmpfs mounts, so a
+  // hidden directory inside it is still hidden. Not needed when it is bound anyway.
+  const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+  const cwd = spec.cwd && spec.cwd !== '/' && !bound.some((b) => within(spec.cwd!, b)) && !sandbox.hidden.includes(spec.cwd) ? [spec.cwd] : [];
+  const targets = [...sandbox.hidden, ...bound, ...cwd];
+  const mounts: Array<{ path: string; perms?: string }> = [
     ...PRIVATE_TMPFS.filter((p) => host.exists(p)).map((p) => ({ path: p, perms: '1777' })),
     // --dev makes /dev/shm a root-owned directory; POSIX shared memory (PyTorch, NCCL, vLLM's
     // workers) needs a writable one, and a private one keeps it from other pods.
     { path: '/dev/shm', perms: '1777' },
     ...sandbox.hidden.map((p) => ({ path: p, perms: '0755' })),
     ...closedAncestors(targets, hiddenRoots, host).map((p) => ({ path: p, perms: '0755' })),
+    // No perms: a read-only bind of the working directory, not a tmpfs.
+    ...cwd.map((p) => ({ path: p })),
   ].sort((a, b) => a.path.length - b.path.length);
-  for (const { path, perms } of tmpfs) {
+  for (const { path, perms } of mounts) {
     parents(path);
+    if (perms === undefined) {
+      args.push('--ro-bind', path, path);
+      continue;
+    }
     args.push('--perms', perms, '--tmpfs', path);
     roots.push(path);
   }
