@@ -110,7 +110,8 @@ describe('KeyService: random and oversized requests get INVALID_ARGUMENT (or suc
           await acceptsOrRefuses(callUnary(r.grpc, r.grpc.createKey, CreateKeyRequest.fromPartial(request), md()));
         },
       ),
-      { numRuns: 60 },
+      // A label key of one space once came back without its field (HTTP/2 dropped the header).
+      { numRuns: 60, examples: [[{ allModels: true, labels: { ' ': '' } }]] },
     );
   });
 

@@ -21,4 +21,9 @@ describe('errors that cross the gRPC boundary', () => {
     expect(invalidArgument('env.é💥', 'x').metadata.get('gpufleet-field')).toEqual(['env.\\u{e9}\\u{1f4a5}']);
     expect(String(invalidArgument('f'.repeat(1_000), 'x').metadata.get('gpufleet-field')[0])).toHaveLength(256);
   });
+
+  it('escape spaces at either end of the field, which HTTP/2 would drop the header for', () => {
+    expect(invalidArgument('labels. ', 'x').metadata.get('gpufleet-field')).toEqual(['labels.\\u{20}']);
+    expect(invalidArgument('  a b ', 'x').metadata.get('gpufleet-field')).toEqual(['\\u{20}\\u{20}a b\\u{20}']);
+  });
 });

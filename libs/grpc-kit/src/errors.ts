@@ -13,9 +13,12 @@ function bounded(message: string): string {
 /**
  * A metadata value grpc-js accepts: printable ASCII only (it throws on anything else, which
  * turned a refusal naming `labels["\n"]` into INTERNAL), others as \u{…}, at most 256 characters.
+ * A space at either end is escaped too: HTTP/2 drops a header value with outer whitespace, so a
+ * refusal naming the label key " " reached the client without its field.
  */
-function asciiMetadata(value: string): string {
-  const escaped = value.replace(/[^\x20-\x7e]/gu, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
+export function asciiMetadata(value: string): string {
+  const escape = (c: string) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`;
+  const escaped = value.replace(/[^\x20-\x7e]/gu, escape).replace(/^ +| +$/gu, (spaces) => [...spaces].map(escape).join(''));
   return escaped.length <= 256 ? escaped : `${escaped.slice(0, 253)}...`;
 }
 
