@@ -17,9 +17,13 @@ const swc = [
   },
 ];
 
+// @kubernetes/client-node 1.x and what it loads are ESM-only: Jest transforms them to CommonJS.
+const esmOnly = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+
 const common = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': ['@swc/jest', { ...swc[1], jsc: { ...swc[1].jsc, parser: { syntax: 'ecmascript' } } }] },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleNameMapper: pathsToModuleNameMapper(),
   setupFiles: ['reflect-metadata'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
