@@ -1,5 +1,5 @@
 import { join, resolve } from 'path';
-import { ConfigOf, defineConfig, duration, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { bool, ConfigOf, defineConfig, duration, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
 import { workspaceRoot } from '@gpufleet/process-kit';
 
 /**
@@ -70,6 +70,10 @@ export const nodeRuntimeConfigSchema = defineConfig({
     min: 1_000,
     max: 4_294_000_000,
     desc: 'First uid of the range the runtime owns for sandboxed pods: a pod runs as SANDBOX_UID_BASE + its port (65536 uids). No account of the host may use the range.',
+  }),
+  SANDBOX_ALLOW_SHARING: bool({
+    default: false,
+    desc: 'The admin’s leave for pods of several namespaces to share this node although its pods run unconfined (SANDBOX=off, or a host that cannot sandbox). Without it the scheduler places one namespace’s pods at a time on such a node. No effect while pods run sandboxed.',
   }),
   SANDBOX_PIDS_MAX: int({
     default: 16_384,

@@ -83,6 +83,10 @@ const placement = (name: string, accelerators: string[], memoryMib = 0): NodeLed
 });
 
 describe('node runtime with SANDBOX=required: two instances on one node', () => {
+  it('says in the runtimes bucket that the node sandboxes its pods', async () => {
+    expect((await buckets.runtimes.get(NODE))?.value).toMatchObject({ node: NODE, runtime: 'process', sandboxed: true, sharingAllowed: false });
+  });
+
   it("gives a session of A only A's files, processes, devices and environment", async () => {
     const keyA = keyPair('a');
     const keyB = keyPair('b');

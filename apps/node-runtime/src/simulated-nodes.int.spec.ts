@@ -11,6 +11,7 @@ import {
   Workload,
   WorkloadPhase,
 } from '@gpufleet/contracts';
+import { detectSandbox } from '@gpufleet/process-runtime';
 import { startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 import { killRecordedProcesses, openRuntimeBuckets, startNodeRuntime, type NodeRuntimeUnderTest, type RuntimeBuckets } from './__fixtures__/node-runtime.harness';
 
@@ -124,6 +125,15 @@ describe('one node runtime for several simulated nodes', () => {
 
     await buckets.nodes.put('sim-2', inventory('sim-2'));
     await waitFor('/readyz 200', async () => (await fetch(`${runtime!.url}/readyz`)).status === 200 || undefined, { timeoutMs: 10_000, intervalMs: 50 });
+  });
+
+  it("reports each node's sandboxing in the runtimes bucket", async () => {
+    const sandboxed = detectSandbox().supported;
+    for (const node of NODES) {
+      const report = (await buckets.runtimes.get(node))?.value;
+      expect(report).toMatchObject({ node, runtime: 'process', sandboxed, sharingAllowed: false });
+      expect(report?.sandboxDetail).toMatch(sandboxed ? /^pods run sandboxed/ : /one namespace’s pods at a time/);
+    }
   });
 
   let pid: number;

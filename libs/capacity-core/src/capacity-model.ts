@@ -365,7 +365,8 @@ export class CapacityModel {
   }
 
   private nodeView(name: string, record: NodeRecord): Node {
-    return { name, inventory: record.inventory, status: { ...record.status }, pool: record.pool.name };
+    // The runtime's report is joined by the scheduler, which reads the runtimes bucket.
+    return { name, inventory: record.inventory, status: { ...record.status }, pool: record.pool.name, runtime: undefined };
   }
 
   private poolView(pool: PoolCapacity): Pool {

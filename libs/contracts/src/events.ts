@@ -203,6 +203,8 @@ export const Buckets = {
   instances: (cluster: string) => bucketName(cluster, 'instances'),
   /** Pods as node runtimes see them, keyed "<node>.<namespace>.<workload>.<pod_set>.<replica>.<pod>"; one writer per node. */
   pods: (cluster: string) => bucketName(cluster, 'pods'),
+  /** What each node's runtime reports of itself (NodeRuntimeReport: sandboxed, sharing allowed), keyed by node name; one writer per node. */
+  runtimes: (cluster: string) => bucketName(cluster, 'runtimes'),
   /** API keys of the inference router (ApiKeyRecord, secret hashed), keyed by key id. */
   apiKeys: (cluster: string) => bucketName(cluster, 'api-keys'),
   /**

@@ -138,6 +138,9 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster), pods, Buckets.secrets(cluster)].flatMap(readBucketSubjects),
         // Pod keys start with the node's name (podStoreKey): its own nodes' pods only.
         ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(pods, k)),
+        // Its own nodes' runtime reports (sandboxed or not): keyed by node name.
+        ...readBucketSubjects(Buckets.runtimes(cluster)),
+        ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(Buckets.runtimes(cluster), k)),
       ]);
     }
   }

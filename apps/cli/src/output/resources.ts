@@ -12,6 +12,17 @@ function acceleratorSummary(n: Node): string {
   return [...counts].map(([p, c]) => `${c}x ${p}`).join(', ');
 }
 
+/**
+ * Whether the node's runtime sandboxes pods: "yes"; "no (shared)" when it runs them unconfined
+ * and the admin allowed namespaces to share it; "no (1 namespace)" when the scheduler places one
+ * namespace's pods at a time there; "-" before its runtime reported (or on Kubernetes).
+ */
+export function sandboxSummary(n: Node): string {
+  if (!n.runtime) return '-';
+  if (n.runtime.sandboxed) return 'yes';
+  return n.runtime.sharingAllowed ? 'no (shared)' : 'no (1 namespace)';
+}
+
 /** remaining/capacity, e.g. "12/16". */
 const rc = (v: CapacityView | undefined) => (v ? `${v.remaining}/${v.capacity}` : '-');
 
@@ -28,6 +39,7 @@ export const nodeColumns: Column<Node>[] = [
   { header: 'RACK', value: (n) => n.inventory?.topology?.rack || '-', wideOnly: true },
   { header: 'NVLINK-DOMAIN', value: (n) => n.inventory?.topology?.nvlinkDomain || '-', wideOnly: true },
   { header: 'DRIVER', value: (n) => n.inventory?.driverVersion ?? '-', wideOnly: true },
+  { header: 'SANDBOX', value: sandboxSummary, wideOnly: true },
   { header: 'LAST-HEARTBEAT', value: (n) => age(n.status?.lastHeartbeat) },
 ];
 

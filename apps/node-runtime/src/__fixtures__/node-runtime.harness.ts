@@ -5,7 +5,7 @@ import { readFileSync } from 'fs';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
-import { Accelerator, AcceleratorVendor, Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
+import { Accelerator, AcceleratorVendor, Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { loadConfig } from '@gpufleet/config';
 import { KvStore } from '@gpufleet/messaging';
 import { createLogger, NestJsonLogger } from '@gpufleet/observability';
@@ -51,6 +51,7 @@ export interface RuntimeBuckets {
   ledger: KvStore<NodeLedger>;
   workloads: KvStore<Workload>;
   pods: KvStore<PodRuntimeStatus>;
+  runtimes: KvStore<NodeRuntimeReport>;
 }
 
 export async function openRuntimeBuckets(nc: NatsConnection, cluster: string): Promise<RuntimeBuckets> {
@@ -60,6 +61,7 @@ export async function openRuntimeBuckets(nc: NatsConnection, cluster: string): P
     ledger: await KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
     workloads: await KvStore.open(js, Buckets.workloads(cluster), Workload),
     pods: await KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
+    runtimes: await KvStore.open(js, Buckets.runtimes(cluster), NodeRuntimeReport),
   };
 }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
+import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
 import { SECRETS_BUCKET_HISTORY } from '@gpufleet/deployments-core';
 import type { SecretLookup } from '@gpufleet/node-runtime-core';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
@@ -40,6 +40,8 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   readonly nodes: readonly string[];
   /** Where this runtime reports its pods; opened here with the other buckets. */
   pods!: KvStore<PodRuntimeStatus>;
+  /** Where this runtime says, per node, whether it sandboxes pods (the scheduler reads it). */
+  runtimes!: KvStore<NodeRuntimeReport>;
   private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret> };
   private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
@@ -81,12 +83,13 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
     const cluster = this.cluster;
-    const [nodes, ledger, workloads, pods, secrets] = await Promise.all([
+    const [nodes, ledger, workloads, pods, secrets, runtimes] = await Promise.all([
       KvStore.open(js, Buckets.nodes(cluster), NodeInventory),
       KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
       KvStore.open(js, Buckets.workloads(cluster), Workload),
       KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
       KvStore.open(js, Buckets.secrets(cluster), Secret, { history: SECRETS_BUCKET_HISTORY }),
+      KvStore.open(js, Buckets.runtimes(cluster), NodeRuntimeReport),
     ]);
     // The nodes and ledger buckets hold every node of the cluster; only this process's keys matter.
     const mine = new Set(this.nodes);
@@ -98,6 +101,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       secrets: new KvMirror(secrets, { logger: this.logger }),
     };
     this.pods = pods;
+    this.runtimes = runtimes;
   }
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { parsePodStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
+import { NodeRuntimeReport, parsePodStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig } from '../config';
 import { detectCgroups } from '@gpufleet/process-runtime';
@@ -23,6 +23,8 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
   private readonly logger: Logger;
   private readonly nodes = new Map<string, NodePods>();
   private offChange: (() => void) | undefined;
+  private retryReport: NodeJS.Timeout | undefined;
+  private stopped = false;
   /** Whether pods run in sandboxes (SANDBOX and what the host can do) and why, known once bootstrapped. */
   sandbox = { enabled: false, detail: 'not decided yet' };
 
@@ -60,8 +62,13 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     // move itself out of its cgroup.
     const cgroups = sandbox.sandboxed ? detectCgroups() : undefined;
     const limits = !sandbox.sandboxed ? '' : cgroups ? `; cgroup ${cgroups.version} limits from each pod's request` : '; WITHOUT cgroup limits: no cgroup v2 or v1 memory/cpu/pids hierarchy under /sys/fs/cgroup';
-    this.sandbox = { enabled: sandbox.sandboxed, detail: `${sandbox.message}${limits}` };
+    const sharing = sandbox.sandboxed ? '' : this.config.SANDBOX_ALLOW_SHARING
+      ? '; SANDBOX_ALLOW_SHARING=true: pods of several namespaces may share the node'
+      : '; so the scheduler places one namespace’s pods at a time here (SANDBOX_ALLOW_SHARING=true lets namespaces share it)';
+    this.sandbox = { enabled: sandbox.sandboxed, detail: `${sandbox.message}${limits}${sharing}` };
     this.logger[sandbox.sandboxed && !cgroups ? 'warn' : sandbox.level](this.sandbox.detail);
+    // Said before any pod starts, so the scheduler knows which nodes can keep tenants apart.
+    await this.report(this.state.nodes);
     const previous = await this.previousRecords();
     await this.state.start();
     for (const node of this.state.nodes) {
@@ -88,8 +95,32 @@ export class PodRuntimeService implements OnApplicationBootstrap, BeforeApplicat
     if (this.nodes.size > 1) this.logger.info(`running pods for ${this.nodes.size} nodes: ${[...this.nodes.keys()].slice(0, 5).join(', ')}${this.nodes.size > 5 ? ', …' : ''}`);
   }
 
+  /**
+   * Writes each node's NodeRuntimeReport. A node whose write failed is tried again every 5 s
+   * (in the background, until shutdown): the scheduler treats a node without a report as able
+   * to isolate, as before reports existed, so a missing one must not stay missing.
+   */
+  private async report(nodes: readonly string[]): Promise<void> {
+    const failed: string[] = [];
+    const write = (node: string) =>
+      this.state.runtimes
+        .put(node, NodeRuntimeReport.fromPartial({ node, runtime: 'process', sandboxed: this.sandbox.enabled, sandboxDetail: this.sandbox.detail, sharingAllowed: this.config.SANDBOX_ALLOW_SHARING, reportedAt: new Date() }))
+        .catch((e: Error) => {
+          failed.push(node);
+          this.logger.warn(`could not write the runtime report of ${node} (tried again in 5 s): ${e.message}`);
+        });
+    // 64 writes in flight at most: a runtime standing in for a thousand simulated nodes.
+    for (let i = 0; i < nodes.length; i += 64) await Promise.all(nodes.slice(i, i + 64).map(write));
+    if (failed.length > 0 && !this.stopped) {
+      this.retryReport = setTimeout(() => void this.report(failed), 5_000);
+      this.retryReport.unref();
+    }
+  }
+
   /** On SIGTERM: every node detaches from its pods (they keep running) for the next runtime to adopt. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryReport);
     this.offChange?.();
     this.state.stop();
     const running = await Promise.all([...this.nodes.values()].map((n) => n.detach()));

@@ -12,10 +12,11 @@ import {
   NodeInventory,
   NodePhase,
   NodeStatus,
+  NodeRuntimeReport,
   WatchInstanceTypesResponse,
 } from '@gpufleet/contracts';
 import { CapacityModel, InstanceTypeEvent, NO_ALLOCATIONS } from '@gpufleet/capacity-core';
-import { ledgerAllocations, NodeLiveness, PhaseTransition } from '@gpufleet/scheduling-core';
+import { ledgerAllocations, NodeLiveness, type NodeTenancy, PhaseTransition } from '@gpufleet/scheduling-core';
 import { validateInventory } from '@gpufleet/device-inventory';
 import { EventBus, KvChange, KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
@@ -38,6 +39,8 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private readonly nodeListeners = new Set<(node: Node) => void>();
   private readonly removalListeners = new Set<(node: string, pool: string) => void>();
   private nodes?: KvMirror<NodeInventory>;
+  /** What each node's runtime reported of itself (sandboxed, sharing allowed). */
+  private runtimes?: KvMirror<NodeRuntimeReport>;
   private heartbeats?: Subscription;
   private sweeper?: NodeJS.Timeout;
   private statusStore?: KvStore<NodeStatus>;
@@ -71,6 +74,16 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     const cluster = this.config.GPUFLEET_CLUSTER;
     const nodes = new KvMirror(await KvStore.open(js, Buckets.nodes(cluster), NodeInventory), { logger: this.logger });
     this.nodes = nodes;
+    // Read before the nodes, so placement never sees a node without what its runtime said.
+    const runtimes = new KvMirror(await KvStore.open(js, Buckets.runtimes(cluster), NodeRuntimeReport), { logger: this.logger });
+    this.runtimes = runtimes;
+    await runtimes.start();
+    runtimes.listen((node, change) => {
+      if (change.kind === 'put' && change.value.node !== node) {
+        this.logger.warn({ node, revision: change.revision }, `INVALID_RUNTIME_REPORT: ${node} revision ${change.revision} names node "${change.value.node}": ignored`);
+      }
+      this.nodeChanged(node);
+    });
     this.statusStore = await KvStore.open(js, Buckets.nodeStatus(cluster), NodeStatus);
     this.poolStore = await KvStore.open(js, Buckets.pools(cluster), Pool);
     // Pool names are part of the API (InstanceType names derive from them): keep them stable
@@ -131,17 +144,36 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   onApplicationShutdown(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.nodes?.stop();
+    this.runtimes?.stop();
     this.heartbeats?.unsubscribe();
     for (const l of this.listeners) this.listeners.delete(l);
   }
 
   /**
    * A node as the API shows it: the model keeps the status of the last transition, the
-   * liveness tracker the latest heartbeat.
+   * liveness tracker the latest heartbeat, the runtimes bucket what its runtime reported.
    */
-  withLiveHeartbeat(node: Node): Node {
+  shownNode(node: Node): Node {
     const lastHeartbeat = this.liveness.lastHeartbeat(node.name);
-    return lastHeartbeat && node.status ? { ...node, status: { ...node.status, lastHeartbeat } } : node;
+    const withBeat = lastHeartbeat && node.status ? { ...node, status: { ...node.status, lastHeartbeat } } : node;
+    const runtime = this.runtimeOf(node.name);
+    return runtime ? { ...withBeat, runtime } : withBeat;
+  }
+
+  /** The node runtime's report of itself; undefined when none (or a malformed one) was written. */
+  runtimeOf(node: string): NodeRuntimeReport | undefined {
+    const report = this.runtimes?.get(node)?.value;
+    return report?.node === node ? report : undefined;
+  }
+
+  /**
+   * Whether pods of several namespaces may share the node: not when its runtime said its pods
+   * run unconfined and the admin did not allow sharing. A node without a report is shared, as
+   * before runtimes reported (its runtime has started nothing yet; Kubernetes isolates itself).
+   */
+  tenancyOf(node: string): NodeTenancy {
+    const report = this.runtimeOf(node);
+    return report && !report.sandboxed && !report.sharingAllowed ? 'exclusive' : 'shared';
   }
 
   /** Called with the node after every change of its inventory or phase. */

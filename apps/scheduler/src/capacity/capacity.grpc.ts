@@ -59,13 +59,13 @@ export class CapacityGrpc {
       const selector = Object.keys(req.labelSelector).length ? req.labelSelector : undefined;
       const all = this.model.listNodes({ pool: req.pool || undefined, labelSelector: selector });
       const page = paginate(all, (n) => n.name, req.pageSize, req.pageToken);
-      return { nodes: page.items.map((n) => this.state.withLiveHeartbeat(n)), nextPageToken: page.nextPageToken };
+      return { nodes: page.items.map((n) => this.state.shownNode(n)), nextPageToken: page.nextPageToken };
     }),
     getNode: unary((req: GetNodeRequest) => {
       requireName('name', req.name);
       const node = this.model.getNode(req.name);
       if (!node) throw notFound('node', req.name, 'list nodes with `gpufleet get nodes`');
-      return { node: this.state.withLiveHeartbeat(node) };
+      return { node: this.state.shownNode(node) };
     }),
     listPools: unary((req: ListPoolsRequest) => {
       const page = paginate(this.model.listPools(), (p) => p.name, req.pageSize, req.pageToken);

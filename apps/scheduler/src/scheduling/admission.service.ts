@@ -84,7 +84,7 @@ export class AdmissionService {
     const model = this.capacity.model;
     const engine = new PlacementEngine();
     for (const node of model.listNodes()) {
-      if (node.inventory) engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool);
+      if (node.inventory) engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool, this.capacity.tenancyOf(node.name));
     }
     const ledgers = [...this.store.ledger.entries.values()].map((e) => e.value);
     for (const problem of engine.loadLedger(ledgers)) this.logger.error(`ledger: ${problem}`);
@@ -130,7 +130,7 @@ export class AdmissionService {
       }),
       this.capacity.onNodeChanged((node) => {
         if (!node.inventory) return;
-        engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool);
+        engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool, this.capacity.tenancyOf(node.name));
         const shape = poolShapeFromCapacity(model, node.pool);
         if (shape) controller.setPoolShape(shape);
         controller.capacityChanged(node.pool);

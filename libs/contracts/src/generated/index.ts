@@ -190,6 +190,7 @@ export {
   InstanceRun_EnvEntry,
   InstanceRun_EnvFromSecretEntry,
   KvOffloadConfig,
+  NodeRuntimeReport,
   PodRuntimeStatus,
   PodRuntimeStatus_DevicesEnvEntry,
   PodTemplate,

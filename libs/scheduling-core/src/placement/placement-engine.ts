@@ -28,6 +28,7 @@ import { PodDemand, podDemandOf } from './pod-demand';
 import { PoolIndex } from './pool-index';
 import { placeInDomain, placeReplica, ReplicaRequest } from './replica-placement';
 import { TentativePlacement } from './tentative-placement';
+import { FencedNode, fencedClause, namespaceOfKey, NodeTenancy, otherTenants } from './tenancy';
 import { TOPOLOGY_LEVELS, topologyLevelIndex } from './topology-levels';
 
 /** One pod set of a request, read and checked once. */
@@ -58,6 +59,8 @@ export class PlacementEngine implements Placer {
   private readonly ledgers = new Map<string, Map<WorkloadKey, PodPlacement[]>>();
   /** workload -> nodes it holds something on. */
   private readonly holdings = new Map<WorkloadKey, Set<string>>();
+  /** Nodes that take one namespace's pods at a time (see tenancy). */
+  private readonly exclusive = new Set<string>();
   private readonly applyPod = (node: NodeState, pod: PodPlacement, sign: 1 | -1): void => this.adjust(node, pod, sign);
 
   // ---- nodes and ledger ------------------------------------------------------------------
@@ -65,13 +68,15 @@ export class PlacementEngine implements Placer {
   /**
    * Adds a node or replaces its inventory. `pool` is the name the capacity model gave the
    * node's pool (`Node.pool`); only Ready nodes are placed on, but ledger entries on any node
-   * keep its devices taken.
+   * keep its devices taken. `tenancy` says whether pods of several namespaces may share it.
    */
-  upsertNode(inventory: NodeInventory, ready: boolean, pool: string = defaultPoolOf(inventory)): void {
+  upsertNode(inventory: NodeInventory, ready: boolean, pool: string = defaultPoolOf(inventory), tenancy: NodeTenancy = 'shared'): void {
     const name = inventory.nodeName;
     if (name === '') throw new Error('INVALID_ARGUMENT: node inventory has an empty nodeName');
     const old = this.nodes.get(name);
     if (old) this.detach(old);
+    if (tenancy === 'exclusive') this.exclusive.add(name);
+    else this.exclusive.delete(name);
     const node = new NodeState(inventory, pool, ready);
     this.nodes.set(name, node);
     this.poolMembers.set(pool, (this.poolMembers.get(pool) ?? 0) + 1);
@@ -83,6 +88,7 @@ export class PlacementEngine implements Placer {
   removeNode(name: string): void {
     const node = this.nodes.get(name);
     if (node) this.detach(node);
+    this.exclusive.delete(name);
   }
 
   /**
@@ -96,7 +102,7 @@ export class PlacementEngine implements Placer {
       for (const entry of ledger.entries) if (entry.pod) this.record(ledger.node, entry.workload, clonePod(entry.pod));
     }
     for (const byWorkload of this.ledgers.values()) for (const pods of byWorkload.values()) pods.sort(comparePods);
-    for (const node of [...this.nodes.values()]) this.upsertNode(node.inventory, node.ready, node.pool);
+    for (const node of [...this.nodes.values()]) this.upsertNode(node.inventory, node.ready, node.pool, this.tenancyOf(node.name));
     const conflicts: string[] = [];
     for (const name of [...this.ledgers.keys()].sort()) {
       const node = this.nodes.get(name);
@@ -142,9 +148,45 @@ export class PlacementEngine implements Placer {
 
   // ---- Placer ----------------------------------------------------------------------------
 
+  /** Whether the node takes pods of several namespaces (see tenancy). */
+  tenancyOf(node: string): NodeTenancy {
+    return this.exclusive.has(node) ? 'exclusive' : 'shared';
+  }
+
   tryPlace(request: PlacementRequest): PlacementOutcome {
     const index = this.pools.get(request.pool);
     if (!index || index.readyNodes === 0) return this.poolUnavailable(request.pool);
+    // Exclusive nodes holding another namespace's pods leave the index while this request is
+    // placed; the common case (no exclusive node) costs nothing.
+    const fenced = this.fence(index, namespaceOfKey(request.key));
+    try {
+      const outcome = this.placeIn(index, request);
+      if (outcome.ok || fenced.length === 0) return outcome;
+      return { ...outcome, message: `${outcome.message}; ${fencedClause(fenced, namespaceOfKey(request.key))}` };
+    } finally {
+      for (const f of fenced) {
+        const node = this.nodes.get(f.node);
+        if (node) index.add(node);
+      }
+    }
+  }
+
+  /** Takes out of the index the Ready exclusive nodes where another namespace holds something. */
+  private fence(index: PoolIndex, namespace: string): FencedNode[] {
+    const fenced: FencedNode[] = [];
+    for (const name of this.exclusive) {
+      const node = this.nodes.get(name);
+      if (!node?.indexed || node.pool !== index.name) continue;
+      const tenants = otherTenants(this.ledgers.get(name)?.keys() ?? [], namespace);
+      if (tenants.length === 0) continue;
+      index.remove(node);
+      fenced.push({ node: name, tenants });
+    }
+    return fenced.sort((a, b) => a.node.localeCompare(b.node));
+  }
+
+  private placeIn(index: PoolIndex, request: PlacementRequest): PlacementOutcome {
+    if (index.readyNodes === 0) return { ok: false, reason: 'NoFit', message: `pool ${request.pool} has no Ready node that takes namespace ${namespaceOfKey(request.key)}'s pods now`, largestFreeBlock: 'nothing: no node may take the pods' };
     const planned = this.plan(request);
     if (!planned.ok) return planned;
     const packing: Packing = request.packing === 'spread' ? 'spread' : 'binpack';
@@ -179,7 +221,7 @@ export class PlacementEngine implements Placer {
     for (const placement of placements) {
       const node = this.nodes.get(placement.node);
       const id = `${placement.podSet}\u0000${placement.replica}\u0000${placement.pod}`;
-      const problem = pods.has(id) ? 'the pod is listed twice' : node ? holdProblem(node, placement) : `node ${placement.node} is unknown`;
+      const problem = pods.has(id) ? 'the pod is listed twice' : node ? (this.tenantProblem(node.name, key) ?? holdProblem(node, placement)) : `node ${placement.node} is unknown`;
       pods.add(id);
       if (problem !== undefined || !node) {
         tentative.undoTo(0);
@@ -210,6 +252,13 @@ export class PlacementEngine implements Placer {
   }
 
   // ---- internals -------------------------------------------------------------------------
+
+  /** Why the workload may not hold anything on an exclusive node now; undefined when it may. */
+  private tenantProblem(node: string, key: WorkloadKey): string | undefined {
+    if (!this.exclusive.has(node)) return undefined;
+    const tenants = otherTenants(this.ledgers.get(node)?.keys() ?? [], namespaceOfKey(key));
+    return tenants.length === 0 ? undefined : `node ${node} runs pods unconfined and holds pods of namespace ${tenants.join(', ')}: it takes one namespace at a time`;
+  }
 
   private poolIndex(pool: string): PoolIndex {
     let index = this.pools.get(pool);

@@ -28,6 +28,7 @@ import {
   acceleratorVendorToNumber,
   NodeInventory,
 } from "./devices";
+import { NodeRuntimeReport } from "./runtime";
 import { CapacityView } from "./types";
 
 export enum NodePhase {
@@ -165,6 +166,11 @@ export interface Node {
     | undefined;
   /** Pool the node belongs to. */
   pool: string;
+  /**
+   * What the node's runtime reported of itself (sandboxing, sharing); absent until a runtime
+   * reported, and on runtimes that do not report (Kubernetes: the container runtime isolates).
+   */
+  runtime: NodeRuntimeReport | undefined;
 }
 
 /** What makes nodes interchangeable: nodes with equal identity form one pool. */
@@ -493,7 +499,7 @@ export const NodeStatus: MessageFns<NodeStatus> = {
 };
 
 function createBaseNode(): Node {
-  return { name: "", inventory: undefined, status: undefined, pool: "" };
+  return { name: "", inventory: undefined, status: undefined, pool: "", runtime: undefined };
 }
 
 export const Node: MessageFns<Node> = {
@@ -509,6 +515,9 @@ export const Node: MessageFns<Node> = {
     }
     if (message.pool !== "") {
       writer.uint32(34).string(message.pool);
+    }
+    if (message.runtime !== undefined) {
+      NodeRuntimeReport.encode(message.runtime, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -558,6 +567,14 @@ export const Node: MessageFns<Node> = {
             message.pool = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.runtime = NodeRuntimeReport.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -576,6 +593,7 @@ export const Node: MessageFns<Node> = {
       inventory: isSet(object.inventory) ? NodeInventory.fromJSON(object.inventory) : undefined,
       status: isSet(object.status) ? NodeStatus.fromJSON(object.status) : undefined,
       pool: isSet(object.pool) ? globalThis.String(object.pool) : "",
+      runtime: isSet(object.runtime) ? NodeRuntimeReport.fromJSON(object.runtime) : undefined,
     };
   },
 
@@ -593,6 +611,9 @@ export const Node: MessageFns<Node> = {
     if (message.pool !== "") {
       obj.pool = message.pool;
     }
+    if (message.runtime !== undefined) {
+      obj.runtime = NodeRuntimeReport.toJSON(message.runtime);
+    }
     return obj;
   },
 
@@ -609,6 +630,9 @@ export const Node: MessageFns<Node> = {
       ? NodeStatus.fromPartial(object.status)
       : undefined;
     message.pool = object.pool ?? "";
+    message.runtime = (object.runtime !== undefined && object.runtime !== null)
+      ? NodeRuntimeReport.fromPartial(object.runtime)
+      : undefined;
     return message;
   },
 };

@@ -159,6 +159,34 @@ export interface PodRuntimeStatus_DevicesEnvEntry {
   value: string;
 }
 
+/**
+ * What a node's runtime says of itself when it starts. Written by that node's runtime only, to
+ * the runtimes bucket, keyed by node name. The scheduler reads it to know which nodes can keep
+ * tenants apart: a node whose pods run unconfined takes one namespace's pods at a time unless
+ * the admin allowed sharing it.
+ */
+export interface NodeRuntimeReport {
+  node: string;
+  /** "process" (node-runtime). */
+  runtime: string;
+  /**
+   * True when every pod the runtime starts runs in a sandbox (bubblewrap namespaces, its own
+   * uid, only its device nodes).
+   */
+  sandboxed: boolean;
+  /**
+   * The runtime's one line about it, e.g. "pods run sandboxed: bwrap 0.8.0 …; cgroup v2 limits
+   * from each pod's request" or why it cannot.
+   */
+  sandboxDetail: string;
+  /**
+   * Set by the node's admin (SANDBOX_ALLOW_SHARING=true): pods of several namespaces may share
+   * this node although it runs them unconfined.
+   */
+  sharingAllowed: boolean;
+  reportedAt: Date | undefined;
+}
+
 function createBaseSpeculativeConfig(): SpeculativeConfig {
   return { method: "", draftModel: "", numSpeculativeTokens: 0 };
 }
@@ -2046,6 +2074,167 @@ export const PodRuntimeStatus_DevicesEnvEntry: MessageFns<PodRuntimeStatus_Devic
     const message = createBasePodRuntimeStatus_DevicesEnvEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseNodeRuntimeReport(): NodeRuntimeReport {
+  return { node: "", runtime: "", sandboxed: false, sandboxDetail: "", sharingAllowed: false, reportedAt: undefined };
+}
+
+export const NodeRuntimeReport: MessageFns<NodeRuntimeReport> = {
+  encode(message: NodeRuntimeReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.node !== "") {
+      writer.uint32(10).string(message.node);
+    }
+    if (message.runtime !== "") {
+      writer.uint32(18).string(message.runtime);
+    }
+    if (message.sandboxed !== false) {
+      writer.uint32(24).bool(message.sandboxed);
+    }
+    if (message.sandboxDetail !== "") {
+      writer.uint32(34).string(message.sandboxDetail);
+    }
+    if (message.sharingAllowed !== false) {
+      writer.uint32(40).bool(message.sharingAllowed);
+    }
+    if (message.reportedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.reportedAt), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NodeRuntimeReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNodeRuntimeReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.node = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runtime = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.sandboxed = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sandboxDetail = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.sharingAllowed = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reportedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NodeRuntimeReport {
+    return {
+      node: isSet(object.node) ? globalThis.String(object.node) : "",
+      runtime: isSet(object.runtime) ? globalThis.String(object.runtime) : "",
+      sandboxed: isSet(object.sandboxed) ? globalThis.Boolean(object.sandboxed) : false,
+      sandboxDetail: isSet(object.sandboxDetail)
+        ? globalThis.String(object.sandboxDetail)
+        : isSet(object.sandbox_detail)
+        ? globalThis.String(object.sandbox_detail)
+        : "",
+      sharingAllowed: isSet(object.sharingAllowed)
+        ? globalThis.Boolean(object.sharingAllowed)
+        : isSet(object.sharing_allowed)
+        ? globalThis.Boolean(object.sharing_allowed)
+        : false,
+      reportedAt: isSet(object.reportedAt)
+        ? fromJsonTimestamp(object.reportedAt)
+        : isSet(object.reported_at)
+        ? fromJsonTimestamp(object.reported_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: NodeRuntimeReport): unknown {
+    const obj: any = {};
+    if (message.node !== "") {
+      obj.node = message.node;
+    }
+    if (message.runtime !== "") {
+      obj.runtime = message.runtime;
+    }
+    if (message.sandboxed !== false) {
+      obj.sandboxed = message.sandboxed;
+    }
+    if (message.sandboxDetail !== "") {
+      obj.sandboxDetail = message.sandboxDetail;
+    }
+    if (message.sharingAllowed !== false) {
+      obj.sharingAllowed = message.sharingAllowed;
+    }
+    if (message.reportedAt !== undefined) {
+      obj.reportedAt = message.reportedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NodeRuntimeReport>, I>>(base?: I): NodeRuntimeReport {
+    return NodeRuntimeReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NodeRuntimeReport>, I>>(object: I): NodeRuntimeReport {
+    const message = createBaseNodeRuntimeReport();
+    message.node = object.node ?? "";
+    message.runtime = object.runtime ?? "";
+    message.sandboxed = object.sandboxed ?? false;
+    message.sandboxDetail = object.sandboxDetail ?? "";
+    message.sharingAllowed = object.sharingAllowed ?? false;
+    message.reportedAt = object.reportedAt ?? undefined;
     return message;
   },
 };
