@@ -86,6 +86,43 @@ describe.each(CHARTS.map((c) => [c.slice(REPO_ROOT.length + 1), c]))('chart %s',
   });
 });
 
+/**
+ * The keys values.yaml documents with a `# -- ` comment (helm-docs' convention), in file
+ * order: a key path per comment, its continuation lines being the `# ` lines right after it.
+ */
+function documentedKeys(valuesYaml: string): string[] {
+  const keys: string[] = [];
+  const stack: { indent: number; key: string }[] = [];
+  let documented = false;
+  for (const line of valuesYaml.split('\n')) {
+    if (/^\s*# -- /.test(line)) {
+      documented = true;
+      continue;
+    }
+    if (/^\s*#/.test(line) || line.trim() === '') continue;
+    const m = /^(\s*)([A-Za-z0-9_.-]+):/.exec(line);
+    if (!m) continue;
+    const indent = m[1].length;
+    while (stack.length && stack[stack.length - 1].indent >= indent) stack.pop();
+    stack.push({ indent, key: m[2] });
+    if (documented) keys.push(stack.map((s) => s.key).join('.'));
+    documented = false;
+  }
+  return keys;
+}
+
+describe.each(CHARTS.map((c) => [c.slice(REPO_ROOT.length + 1), c]))('README of chart %s', (_, chart) => {
+  const readme = readFileSync(join(chart, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('\n## Values'));
+  const rows = [...table.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+  const keys = documentedKeys(readFileSync(join(chart, 'values.yaml'), 'utf8'));
+
+  it('has a Values table with a row for every documented value, and none for a value that is not there', () => {
+    expect(keys.filter((k) => !rows.includes(k))).toEqual([]);
+    expect(rows.filter((r) => !keys.includes(r))).toEqual([]);
+  });
+});
+
 describe('the umbrella chart', () => {
   const chart = parse(readFileSync(join(UMBRELLA, 'Chart.yaml'), 'utf8')) as { dependencies: { name: string; repository: string; condition: string }[] };
   const values = parse(readFileSync(join(UMBRELLA, 'values.yaml'), 'utf8')) as Record<string, { enabled?: boolean }>;
