@@ -242,3 +242,43 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
 {{- define "device-discovery.fleetConfigMap" -}}
 {{- .Values.simulated.existingConfigMap | default (printf "%s-fleet" (include "device-discovery.fullname" .)) -}}
 {{- end }}
+
+{{/* The runtime workloads run on (global.runtime, RUNTIME): "kubernetes" or "process". */}}
+{{- define "device-discovery.runtime" -}}
+{{- $runtime := (.Values.global.runtime | default "kubernetes") | toString -}}
+{{- if not (has $runtime (list "kubernetes" "process")) -}}
+{{- fail (printf "global.runtime: expected kubernetes or process, got %q" $runtime) -}}
+{{- end -}}
+{{- $runtime -}}
+{{- end }}
+
+{{/* "true" when the agent serves the kubelet device-plugin API: only on the kubernetes runtime. */}}
+{{- define "device-discovery.devicePlugin" -}}
+{{- if and .Values.devicePlugin.enabled (eq (include "device-discovery.runtime" .) "kubernetes") }}true{{ end -}}
+{{- end }}
+
+{{/* "true" when the agent publishes NFD NodeFeature objects (global.nfd.enabled, NFD). */}}
+{{- define "device-discovery.nfd" -}}
+{{- if ((.Values.global.nfd | default dict).enabled) }}true{{ end -}}
+{{- end }}
+
+{{/* "true" when the agent calls the Kubernetes API: it then gets a token and RBAC. */}}
+{{- define "device-discovery.usesKubeApi" -}}
+{{- if or (eq (include "device-discovery.runtime" .) "kubernetes") (include "device-discovery.nfd" .) }}true{{ end -}}
+{{- end }}
+
+{{/* Environment of the Kubernetes integration (docs/kubernetes.md#environment). */}}
+{{- define "device-discovery.kubernetesEnv" -}}
+- name: RUNTIME
+  value: {{ include "device-discovery.runtime" . | quote }}
+- name: DEVICE_PLUGIN
+  value: {{ include "device-discovery.devicePlugin" . | eq "true" | toString | quote }}
+{{- if include "device-discovery.devicePlugin" . }}
+- name: DEVICE_PLUGIN_DIR
+  value: {{ .Values.devicePlugin.hostPath | quote }}
+- name: POD_RESOURCES_DIR
+  value: {{ .Values.devicePlugin.podResourcesHostPath | quote }}
+{{- end }}
+- name: NFD
+  value: {{ include "device-discovery.nfd" . | eq "true" | toString | quote }}
+{{- end }}

@@ -237,3 +237,64 @@ values. Files (NATS creds/seed, TLS material) are mounted by "scheduler.sharedVo
   readOnly: true
 {{- end }}
 {{- end }}
+
+{{/*
+The runtime workloads run on (global.runtime, RUNTIME): "kubernetes" or "process". Anything
+else stops the install with a message naming the value.
+*/}}
+{{- define "scheduler.runtime" -}}
+{{- $runtime := (.Values.global.runtime | default "kubernetes") | toString -}}
+{{- if not (has $runtime (list "kubernetes" "process")) -}}
+{{- fail (printf "global.runtime: expected kubernetes or process, got %q" $runtime) -}}
+{{- end -}}
+{{- $runtime -}}
+{{- end }}
+
+{{/* "true" when Kueue objects are mirrored (global.kueue.enabled, KUEUE). */}}
+{{- define "scheduler.kueue" -}}
+{{- if ((.Values.global.kueue | default dict).enabled) }}true{{ end -}}
+{{- end }}
+
+{{/* "true" when the scheduler calls the Kubernetes API at all: it then gets a token and RBAC. */}}
+{{- define "scheduler.usesKubeApi" -}}
+{{- if or (eq (include "scheduler.runtime" .) "kubernetes") .Values.kubernetes.customResources (include "scheduler.kueue" .) }}true{{ end -}}
+{{- end }}
+
+{{/*
+Namespace the scheduler creates Pods and Services in (KUBE_WORKLOAD_NAMESPACE): the release
+namespace when kubernetes.workloadNamespace is empty; "*" for each workload's own namespace.
+*/}}
+{{- define "scheduler.workloadNamespace" -}}
+{{- .Values.kubernetes.workloadNamespace | default .Release.Namespace -}}
+{{- end }}
+
+{{/* engineImages as KUBE_ENGINE_IMAGES: comma-separated engine=image pairs, sorted by engine. */}}
+{{- define "scheduler.engineImages" -}}
+{{- $pairs := list -}}
+{{- range $engine, $image := .Values.kubernetes.engineImages -}}
+{{- if $image }}{{ $pairs = append $pairs (printf "%s=%s" $engine $image) }}{{ end -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end }}
+
+{{/* Environment of the Kubernetes integration (docs/kubernetes.md#environment). */}}
+{{- define "scheduler.kubernetesEnv" -}}
+- name: RUNTIME
+  value: {{ include "scheduler.runtime" . | quote }}
+- name: KUBE_CUSTOM_RESOURCES
+  value: {{ .Values.kubernetes.customResources | toString | quote }}
+- name: KUEUE
+  value: {{ include "scheduler.kueue" . | eq "true" | toString | quote }}
+{{- if eq (include "scheduler.runtime" .) "kubernetes" }}
+- name: KUBE_WORKLOAD_NAMESPACE
+  value: {{ include "scheduler.workloadNamespace" . | quote }}
+- name: KUBE_FIELD_MANAGER
+  value: {{ .Values.kubernetes.fieldManager | quote }}
+- name: KUBE_ENGINE_IMAGES
+  value: {{ include "scheduler.engineImages" . | quote }}
+- name: KUBE_INSTANCE_IMAGE
+  value: {{ .Values.kubernetes.instanceImage | quote }}
+- name: KUBE_SSH_SERVICE_TYPE
+  value: {{ .Values.kubernetes.sshServiceType | quote }}
+{{- end }}
+{{- end }}
