@@ -34,6 +34,17 @@ describe('device plugin state', () => {
     expect(s.devices(GPU).find((d) => d.ID === 'GPU-v100-7')?.health).toBe('Healthy');
   });
 
+  it('counts a failed vendor provider pass as a failed probe of its cards', () => {
+    const s = new DevicePluginState({ health: { unhealthyAfter: 2, healthyAfter: 1 } });
+    const full = dgx1();
+    const failing = { ...full, providers: [{ provider: 'nvidia', ok: false, error: 'nvidia-smi timed out', lastSuccess: undefined, lastAttempt: undefined }] };
+    s.update(full);
+    expect([...s.update(failing)]).toEqual([]);
+    expect([...s.update(failing)]).toEqual([GPU]);
+    expect(s.devices(GPU).every((d) => d.health === 'Unhealthy')).toBe(true);
+    expect([...s.update(full)]).toEqual([GPU]);
+  });
+
   it('ignores observations of cards it does not know', () => {
     const s = new DevicePluginState();
     s.update(dgx1());

@@ -35,15 +35,19 @@ export class DevicePluginState {
 
   /**
    * Takes a new inventory. Every known card it lists counts as one good observation, every known
-   * card it lacks as one bad observation ("missing from the detection pass"); a card that stays
+   * card it lacks, or whose vendor provider failed this pass, as one bad observation; a card that stays
    * missing turns Unhealthy through the hysteresis, not at once. Returns the names of resources
    * whose device list the kubelet must be sent again (health or devices changed).
    */
   update(inventory: NodeInventory): Set<string> {
     const before = this.snapshot();
     const present = new Set(inventory.accelerators.map((a) => a.uuid || a.id));
-    for (const uuid of this.cards.keys()) {
-      this.health.observe(uuid, present.has(uuid) ? { ok: true } : { ok: false, reason: 'missing from the detection pass' });
+    // A vendor provider whose pass failed (its tool crashed, timed out) is a failed probe of its cards.
+    const failed = new Map(inventory.providers.filter((p) => !p.ok).map((p) => [p.provider, p.error]));
+    for (const [uuid, card] of this.cards) {
+      const error = failed.get(card.vendor);
+      if (error !== undefined) this.health.observe(uuid, { ok: false, reason: `${card.vendor} detection failed: ${error}` });
+      else this.health.observe(uuid, present.has(uuid) ? { ok: true } : { ok: false, reason: 'missing from the detection pass' });
     }
     // Keep the devices of cards that went missing, so the kubelet sees them Unhealthy rather than gone.
     const missing = this.lastInventory?.accelerators.filter((a) => !present.has(a.uuid || a.id) && this.cards.has(a.uuid || a.id)) ?? [];
