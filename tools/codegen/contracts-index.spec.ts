@@ -24,7 +24,7 @@ describe('contracts index', () => {
 
   it('has every generated file in the build\'s lazy list (.swcrc module.lazy)', () => {
     const swcrc = JSON.parse(readFileSync(join(REPO_ROOT, '.swcrc'), 'utf8')) as { module: { lazy: string[] } };
-    // A new .proto file: add './gpufleet/v1/<name>' to module.lazy in .swcrc.
+    // A new .proto file: add './gpufleet/v1/<name>' (or './k8s/…/api') to module.lazy in .swcrc.
     expect([...swcrc.module.lazy].sort()).toEqual(generatedModules(GENERATED));
   });
 

@@ -7,7 +7,7 @@
 // each into a getter that loads its file on first use, so a service loads only the messages it
 // touches (the node agent needs devices.proto, not the scheduler's API). `export *` must load a
 // file to learn its names.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as ts from 'typescript';
 
@@ -33,17 +33,27 @@ export function exportedNames(source: string): { values: string[]; types: string
   return { values: [...values].sort(), types: [...types].filter((t) => !values.has(t)).sort() };
 }
 
-/** The .ts files under `dir`/gpufleet, as import paths relative to `dir` ('./gpufleet/v1/capacity'). */
-export function generatedModules(dir: string): string[] {
+/**
+ * The kubelet's APIs (proto/k8s: device plugin v1beta1, pod-resources v1) are generated beside
+ * gpufleet's but left out of the index: their names repeat across packages (`TopologyInfo`,
+ * `CDIDevice`), so `@gpufleet/contracts/kubelet` exports each package as a namespace.
+ */
+export const INDEXED_ROOTS = ['gpufleet'] as const;
+export const GENERATED_ROOTS = ['gpufleet', 'k8s'] as const;
+
+/** The .ts files under `dir`/<root> for each root, as import paths relative to `dir` ('./gpufleet/v1/capacity'). */
+export function generatedModules(dir: string, roots: readonly string[] = GENERATED_ROOTS): string[] {
   const walk = (d: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
-  return walk(join(dir, 'gpufleet'))
+  return roots
+    .filter((root) => existsSync(join(dir, root)))
+    .flatMap((root) => walk(join(dir, root)))
     .map((f) => `./${relative(dir, f).replace(/\.ts$/, '')}`)
     .sort();
 }
 
 export function contractsIndex(dir: string): string {
-  const blocks = generatedModules(dir).map((module) => {
+  const blocks = generatedModules(dir, INDEXED_ROOTS).map((module) => {
     const { values, types } = exportedNames(readFileSync(join(dir, `${module}.ts`), 'utf8'));
     const names = [...values, ...types.map((t) => `type ${t}`)];
     return `export {\n${names.map((n) => `  ${n},`).join('\n')}\n} from '${module}';\n`;

@@ -7,6 +7,7 @@ import { GrpcLifecycle, grpcServerOptions } from '@gpufleet/service-kit';
 import { PRESENTED_NODES } from './agent/agent.constants';
 import { AgentModule } from './agent/agent.module';
 import { AgentService } from './agent/agent.service';
+import { DevicePluginModule } from './device-plugin/device-plugin.module';
 import { natsConnectionName, presentedNodes } from './agent/presented-nodes';
 import { AGENT_CONFIG, AgentConfig } from './config';
 
@@ -37,6 +38,7 @@ export class AppModule {
           ],
         }),
         AgentModule,
+        DevicePluginModule,
       ],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },

@@ -1,7 +1,9 @@
 import { hostname } from 'os';
-import { ConfigOf, defineConfig, duration, file, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { ConfigOf, defineConfig, duration, file, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
 
 export const PROVIDER_NAMES = ['auto', 'nvidia', 'amd', 'ascend', 'rdma', 'host', 'simulated'] as const;
+
+export const DEVICE_PLUGIN_MODES = ['whole', 'shared', 'slice'] as const;
 
 export const agentConfigSchema = defineConfig({
   ...sharedConfigFields,
@@ -27,7 +29,25 @@ export const agentConfigSchema = defineConfig({
   HEARTBEAT_INTERVAL_S: duration({ default: 15, min: 0.1, desc: 'Seconds between heartbeats.' }),
   DETECT_INTERVAL_S: duration({ default: 30, min: 1, desc: 'Seconds between detection passes; the inventory is republished only when it changed.' }),
   NODE_LABELS: list({ default: [], of: str({ pattern: /^[^=]+=.*$/, patternDesc: 'key=value', desc: 'a label' }), desc: 'Extra node labels, "key=value" comma-separated; they win over computed labels.' }),
-});
+  DEVICE_PLUGIN: str({ default: 'off', choices: ['on', 'off'], desc: 'Serve the kubelet device plugin API (one plugin per gpufleet.io resource) and register with the kubelet.' }),
+  DEVICE_PLUGIN_DIR: str({ default: '/var/lib/kubelet/device-plugins', desc: "The kubelet's device-plugins directory: kubelet.sock and the plugins' sockets." }),
+  POD_RESOURCES_DIR: str({ default: '/var/lib/kubelet/pod-resources', desc: "The kubelet's pod-resources directory (kubelet.sock of the PodResourcesLister API)." }),
+  DEVICE_PLUGIN_MODES: list({
+    default: ['whole'],
+    of: str({ choices: DEVICE_PLUGIN_MODES, desc: 'an allocation mode' }),
+    desc: 'Modes offered on cards without MIG, each as its own resource (…-gpu, …-gpu-shared, …-gpu-slice); MIG cards offer their partitions. Several modes offer the same cards: see docs/device-discovery.md.',
+  }),
+  DEVICE_PLUGIN_SHARED_REPLICAS: int({ default: 10, min: 1, max: 1000, desc: 'Units per card of a …-shared resource (time-sliced).' }),
+  DEVICE_PLUGIN_SLICES: int({ default: 4, min: 1, max: 1000, desc: 'Units per card of a …-slice resource; each is that fraction of the memory and compute.' }),
+  DEVICE_PLUGIN_UNHEALTHY_AFTER: int({ default: 3, min: 1, max: 1000, desc: 'Consecutive bad health observations (failed probe, card missing from a detection pass, non-fatal XID) that turn a card Unhealthy; a fatal XID does at once.' }),
+  DEVICE_PLUGIN_HEALTHY_AFTER: int({ default: 3, min: 1, max: 1000, desc: 'Consecutive good observations that turn an Unhealthy card Healthy again.' }),
+}, [
+  // One kubelet, one node: the plugin serves the node the agent runs on.
+  (c) =>
+    c.DEVICE_PLUGIN === 'on' && (c.SIMULATED_NODES.includes('*') || c.SIMULATED_NODES.length > 1)
+      ? [{ variable: 'DEVICE_PLUGIN', message: `"on" serves the kubelet of one node, but SIMULATED_NODES presents several (${c.SIMULATED_NODES.join(',')})` }]
+      : [],
+]);
 
 export type AgentConfig = ConfigOf<typeof agentConfigSchema.fields>;
 export const AGENT_CONFIG = Symbol('AGENT_CONFIG');

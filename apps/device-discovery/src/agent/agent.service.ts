@@ -24,6 +24,7 @@ export const NODES_IN_FLIGHT = 32;
 export class AgentService implements OnModuleInit, OnApplicationShutdown {
   private readonly agents: NodeAgent[] = [];
   private firstPassesDone = 0;
+  private readonly passListeners: ((nodeName: string, inventory: NodeInventory) => void)[] = [];
   private stopped = false;
 
   constructor(
@@ -42,6 +43,16 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
     throw new Error(total === 1 ? 'first detection pass not finished' : `first detection pass not finished on ${pending} of ${total} nodes`);
   }
 
+  /** Every detection pass's inventory, from the next pass on. */
+  onPass(listener: (nodeName: string, inventory: NodeInventory) => void): void {
+    this.passListeners.push(listener);
+  }
+
+  /** The last inventory of a presented node; undefined before its first pass. */
+  inventoryOf(nodeName: string): NodeInventory | undefined {
+    return this.agents.find((a) => a.nodeName === nodeName)?.inventory;
+  }
+
   async onModuleInit(): Promise<void> {
     const { config, presented } = this;
     const names = presented.names;
@@ -49,7 +60,16 @@ export class AgentService implements OnModuleInit, OnApplicationShutdown {
     const providerSets: ProviderSet[] = [];
     for (const name of names) providerSets.push(await buildProviders(config, presented, name));
     const records = await KvStore.open(this.nc.jetstream(), Buckets.nodes(config.GPUFLEET_CLUSTER), NodeInventory);
-    const ctx: NodeAgentContext = { cluster: config.GPUFLEET_CLUSTER, records, bus: this.bus, logger: this.logger, oneOfMany: many };
+    const ctx: NodeAgentContext = {
+      cluster: config.GPUFLEET_CLUSTER,
+      records,
+      bus: this.bus,
+      logger: this.logger,
+      oneOfMany: many,
+      onPass: (node, inventory) => {
+        for (const listener of this.passListeners) listener(node, inventory);
+      },
+    };
     const labels = Object.fromEntries(config.NODE_LABELS.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     const intervals = { detectMs: config.DETECT_INTERVAL_S * 1000, heartbeatMs: config.HEARTBEAT_INTERVAL_S * 1000 };
 

@@ -15,6 +15,8 @@ export interface NodeAgentContext {
    * written) go at debug, and the agent logs one line for all of them instead.
    */
   readonly oneOfMany: boolean;
+  /** Called after every detection pass with its inventory, changed or not (the device plugin's health feed). */
+  readonly onPass?: (nodeName: string, inventory: NodeInventory) => void;
 }
 
 export interface NodeAgentIntervals {
@@ -99,6 +101,7 @@ export class NodeAgent {
       }
       const { inventory, changed } = this.assembler.assemble();
       this.current = inventory;
+      this.ctx.onPass?.(this.nodeName, inventory);
       if (changed) await this.publishInventory('changed');
     } finally {
       this.passRunning = false;

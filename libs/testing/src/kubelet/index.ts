@@ -1,0 +1,2 @@
+export * from './device-plugin-kubelet';
+export * from './pod-resources-kubelet';
