@@ -272,7 +272,7 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
 - name: RUNTIME
   value: {{ include "device-discovery.runtime" . | quote }}
 - name: DEVICE_PLUGIN
-  value: {{ include "device-discovery.devicePlugin" . | eq "true" | toString | quote }}
+  value: {{ ternary "on" "off" (include "device-discovery.devicePlugin" . | eq "true") | quote }}
 {{- if include "device-discovery.devicePlugin" . }}
 - name: DEVICE_PLUGIN_DIR
   value: {{ .Values.devicePlugin.hostPath | quote }}
