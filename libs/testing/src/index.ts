@@ -4,3 +4,4 @@ export * from './servers';
 export * from './certificates';
 export * from './hostile-engine';
 export * from './grpc';
+export * from './kube-apiserver';
