@@ -5,16 +5,18 @@
  * OpenAPI document, refuses to apply at all. With no schemas here kubectl computes client-side
  * apply patches from its compiled-in types (built-ins) or as merge patches (custom resources).
  */
+import { createHash } from 'node:crypto';
 import { groupVersion, KindTable, ResourceKind } from './kinds';
 
 /** `api/v1` or `apis/<group>/<version>`: the keys of the v3 root document. */
 export const openApiPathOf = (k: Pick<ResourceKind, 'group' | 'version'>): string => (k.group ? `apis/${k.group}/${k.version}` : `api/${k.version}`);
 
+/** kubectl caches a document by its URL for good, so the hash must change whenever the content does. */
 export function openApiRoot(kinds: KindTable): object {
   const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const k of kinds.all()) {
-    const p = openApiPathOf(k);
-    paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${kinds.all().filter((x) => openApiPathOf(x) === p).length}` };
+  for (const p of new Set(kinds.all().map(openApiPathOf))) {
+    const hash = createHash('sha256').update(JSON.stringify(openApiGroupVersion(kinds, p))).digest('hex').slice(0, 32).toUpperCase();
+    paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash}` };
   }
   return { paths };
 }

@@ -330,10 +330,12 @@ export class KubeResources {
         break;
       case '/pods':
         if (!existing && obj['status'] === undefined) obj['status'] = { phase: 'Pending', qosClass: 'BestEffort' };
+        for (const c of [...asList(spec?.['containers']), ...asList(spec?.['initContainers'])]) for (const p of asList(c['ports'])) p['protocol'] ??= 'TCP';
         break;
       case '/services':
         if (spec && spec['type'] !== 'ExternalName') {
           spec['type'] ??= 'ClusterIP';
+          for (const p of asList(spec['ports'])) p['protocol'] ??= 'TCP';
           if (spec['clusterIP'] === undefined) {
             const previous = existing && isObject(existing['spec']) ? existing['spec']['clusterIP'] : undefined;
             spec['clusterIP'] = previous ?? `10.96.${Math.floor(this.nextClusterIp / 250)}.${(this.nextClusterIp++ % 250) + 1}`;
@@ -429,6 +431,8 @@ export class KubeResources {
     }
   }
 }
+
+const asList = (v: unknown): JsonObject[] => (Array.isArray(v) ? v.filter(isObject) : []);
 
 function establishedSince(crd: KubeObject | undefined): string | undefined {
   const status = crd?.['status'];

@@ -72,7 +72,8 @@ export function evaluateJsonPath(obj: unknown, expr: string): unknown[] {
 function cellOf(column: PrinterColumn, obj: KubeObject, now: number): unknown {
   const values = evaluateJsonPath(obj, column.jsonPath);
   if (values.length === 0) return column.type === 'date' ? '<unknown>' : null;
-  if (column.type === 'date' && typeof values[0] === 'string') return humanDuration(now - Date.parse(values[0]));
+  // A date renders as an age, unless the column asks for the timestamp itself (CRDs' "Created At").
+  if (column.type === 'date' && typeof values[0] === 'string' && column.format !== 'date-time') return humanDuration(now - Date.parse(values[0]));
   if (values.length === 1 && !isObject(values[0]) && !Array.isArray(values[0])) return values[0];
   return values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(',');
 }
