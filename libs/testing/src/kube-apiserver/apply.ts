@@ -61,9 +61,11 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
 
   const identity = { name: applied.metadata.name, ...(applied.metadata.namespace ? { namespace: applied.metadata.namespace } : {}) };
   const base = clone(current ?? ({ apiVersion: applied.apiVersion, kind: applied.kind, metadata: identity } as KubeObject)) as JsonObject;
+  // A dropped leaf goes unless someone still holds it, a part of it, or a whole that contains it.
+  const related = (a: string, b: string): boolean => covers(a, b) || covers(b, a);
   for (const key of me.fields) {
-    if (wanted.has(key)) continue;
-    if (owners.some((o) => o !== me && [...o.fields].some((owned) => covers(owned, key)))) continue;
+    if (wanted.has(key) || [...wanted.keys()].some((w) => covers(key, w))) continue;
+    if (owners.some((o) => o !== me && [...o.fields].some((owned) => related(owned, key)))) continue;
     removeAt(base, pathOf(key));
   }
 

@@ -222,7 +222,10 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
       case 'PATCH': {
         if (name === undefined) throw methodNotAllowed('PATCH');
         const raw = await readBody(req);
-        const patched = resources.patch(kind, namespace, name, req.headers['content-type'] ?? '', raw, { ...write, fieldManager: q.get('fieldManager') ?? undefined, force: q.get('force') === 'true' });
+        const contentType = req.headers['content-type'] ?? '';
+        // Apply must name its manager (the apiserver refuses it otherwise); other patches default to the user agent.
+        const fieldManager = contentType.startsWith('application/apply-patch') ? (q.get('fieldManager') ?? undefined) : write.fieldManager;
+        const patched = resources.patch(kind, namespace, name, contentType, raw, { ...write, fieldManager, force: q.get('force') === 'true' });
         return sendJson(res, 200, patched);
       }
       case 'DELETE': {
