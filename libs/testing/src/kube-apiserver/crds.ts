@@ -115,3 +115,27 @@ export function schemaErrors(schema: unknown, value: unknown, path: string): Sta
   }
   return causes;
 }
+
+/**
+ * Structural pruning: fields the schema does not declare are removed from `value` in place and
+ * returned (as `spec.foo`), unless `x-kubernetes-preserve-unknown-fields` or `additionalProperties`
+ * keeps them. As in the apiserver, an `object` with no `properties` keeps nothing.
+ */
+export function pruneUnknownFields(schema: unknown, value: unknown, path: string): string[] {
+  if (!isObject(schema) || schema['x-kubernetes-preserve-unknown-fields'] === true || schema['x-kubernetes-int-or-string'] === true) return [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => pruneUnknownFields(schema['items'], item, `${path}[${i}]`));
+  if (!isObject(value) || schema['type'] !== 'object') return [];
+  const props = isObject(schema['properties']) ? schema['properties'] : {};
+  const additional = schema['additionalProperties'];
+  const unknown: string[] = [];
+  for (const k of Object.keys(value)) {
+    if (path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+    const child = path ? `${path}.${k}` : k;
+    const sub = props[k] ?? (isObject(additional) ? additional : undefined);
+    if (sub === undefined && additional !== true) {
+      delete value[k];
+      unknown.push(child);
+    } else unknown.push(...pruneUnknownFields(sub, value[k], child));
+  }
+  return unknown;
+}

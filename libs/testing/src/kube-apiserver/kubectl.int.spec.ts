@@ -162,6 +162,12 @@ spec:
     const wrongType = manifest('bad.yaml', 'apiVersion: gpufleet.io/v1\nkind: GpuPool\nmetadata: {name: bad}\nspec: {vendor: 7}\n');
     const refused = await kubectl('apply', '-f', wrongType);
     expect(refused.stderr).toContain('spec.vendor');
+
+    // kubectl asks for strict field validation; without it undeclared fields are pruned.
+    const unknown = manifest('unknown.yaml', 'apiVersion: gpufleet.io/v1\nkind: GpuPool\nmetadata: {name: extra}\nspec: {vendor: amd, color: red}\n');
+    expect((await kubectl('apply', '-f', unknown)).stderr).toContain('unknown field "spec.color"');
+    await ok('apply', '--validate=false', '-f', unknown);
+    expect(await ok('get', 'gp', 'extra', '-o', 'jsonpath={.spec}')).toBe('{"vendor":"amd"}');
   });
 
   it('streams rows to `get -w` as objects change', async () => {

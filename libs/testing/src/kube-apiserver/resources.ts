@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { serverSideApply } from './apply';
-import { CRD_KIND_KEY, establish, kindsOfCrd, schemaErrors, validateCrd } from './crds';
+import { CRD_KIND_KEY, establish, kindsOfCrd, pruneUnknownFields, schemaErrors, validateCrd } from './crds';
 import { alreadyExists, badRequest, conflict, invalid, KubeApiError, notFound, StatusCause, unsupportedMediaType } from './errors';
 import { groupVersion, KindTable, ResourceKind } from './kinds';
 import { ownersOf, recordUpdate, toManagedFields } from './managed-fields';
@@ -36,6 +36,8 @@ export interface KubeList {
 export interface WriteOptions {
   fieldManager?: string;
   subresource?: string;
+  /** `Strict` refuses fields a CRD schema does not declare; otherwise they are pruned, as the apiserver does. */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   dryRun?: boolean;
 }
 
@@ -101,7 +103,7 @@ export class KubeResources {
     const obj = this.decode(kind, body, namespace);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomBytes(4).toString('hex').slice(0, 5);
-    this.validate(kind, obj);
+    this.validate(kind, obj, opts);
     this.requireNamespace(kind, meta.namespace);
     if (this.store.get(kindKeyOf(kind), meta.namespace, meta.name ?? '')) throw alreadyExists(kind, meta.name ?? '');
     const now = timestamp(this.now());
@@ -165,7 +167,7 @@ export class KubeResources {
     if (applied.metadata.name !== name) {
       throw badRequest(`the name of the object (${applied.metadata.name ?? ''}) does not match the name on the URL (${name})`);
     }
-    this.validate(kind, applied);
+    this.validate(kind, applied, opts);
     if (existing) this.checkResourceVersion(kind, existing, applied);
     const include = opts.subresource === 'status' ? 'status' : kind.statusSubresource ? 'main' : 'all';
     const now = timestamp(this.now());
@@ -236,7 +238,14 @@ export class KubeResources {
     return obj;
   }
 
-  private validate(kind: ResourceKind, obj: KubeObject): void {
+  /** Checks the object as it will be stored; prunes (or, under Strict, refuses) undeclared CRD fields. */
+  private validate(kind: ResourceKind, obj: KubeObject, opts: WriteOptions): void {
+    if (kind.schema) {
+      const unknown = pruneUnknownFields(kind.schema, obj, '');
+      if (unknown.length && opts.fieldValidation === 'Strict') {
+        throw badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+      }
+    }
     const causes: StatusCause[] = [];
     const name = obj.metadata.name;
     if (!name) causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
@@ -304,6 +313,7 @@ export class KubeResources {
 
   /** Write `next` unless nothing changed; bump generation on a change outside metadata and status. */
   private commit(kind: ResourceKind, existing: KubeObject | undefined, next: KubeObject, opts: WriteOptions): KubeObject {
+    if (existing) this.validate(kind, next, opts);
     if (kindKeyOf(kind) === CRD_KIND_KEY) next['status'] = establish(next, establishedSince(existing) ?? timestamp(this.now()));
     if (existing) {
       const { metadata: _m, status: _s, ...spec } = next;

@@ -12,7 +12,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } 
 import { KubeApiError, methodNotAllowed, unauthorized } from './errors';
 import { openApiGroupVersion, openApiRoot } from './openapi';
 import { BUILTIN_KINDS, KindTable, ResourceKind } from './kinds';
-import { KubeResources, PropagationPolicy, parseBody } from './resources';
+import { KubeResources, PropagationPolicy, parseBody, WriteOptions } from './resources';
 import { ObjectStore } from './store';
 import { TableOptions, toTable } from './tables';
 import { isObject, KubeObject } from './types';
@@ -176,7 +176,12 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
     const table: TableOptions | undefined = wantsTable(req.headers.accept)
       ? { includeObject: (q.get('includeObject') as TableOptions['includeObject'] | null) ?? 'Metadata' }
       : undefined;
-    const write = { fieldManager: q.get('fieldManager') ?? req.headers['user-agent']?.split('/')[0] ?? 'unknown', subresource, dryRun: q.get('dryRun') === 'All' };
+    const write = {
+      fieldManager: q.get('fieldManager') ?? req.headers['user-agent']?.split('/')[0] ?? 'unknown',
+      subresource,
+      dryRun: q.get('dryRun') === 'All',
+      fieldValidation: (q.get('fieldValidation') ?? undefined) as WriteOptions['fieldValidation'],
+    };
 
     switch (req.method) {
       case 'GET': {
@@ -316,8 +321,9 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
     },
     async close() {
       for (const w of [...watches]) w.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections(); // clients keep connections alive; close() alone would wait for them
+      await closed;
       rmSync(dir, { recursive: true, force: true });
     },
   };
