@@ -202,6 +202,16 @@ spec:
     expect(out).toMatch(/Scheduled\s+.*assigned to gpu-node-1/);
   });
 
+  it('reads the protobuf bodies of kubectl create, and names the kinds it cannot', async () => {
+    expect(await ok('create', 'namespace', 'gpu-team')).toContain('namespace/gpu-team created');
+    await ok('create', 'configmap', 'engine-args', '-n', 'gpu-team', '--from-literal=model=llama', '--from-literal=tp=2');
+    expect(await ok('get', 'configmap', 'engine-args', '-n', 'gpu-team', '-o', 'jsonpath={.data}')).toBe('{"model":"llama","tp":"2"}');
+    await ok('create', 'secret', 'generic', 'hf-token', '-n', 'gpu-team', '--from-literal=token=abc');
+    expect(await ok('get', 'secret', 'hf-token', '-n', 'gpu-team', '-o', 'jsonpath={.data.token} {.type}')).toBe('YWJj Opaque');
+    const refused = await kubectl('create', 'deployment', 'web', '--image=nginx');
+    expect(refused.stderr).toContain('the simulator reads protobuf only for ConfigMap, Secret, Namespace and ServiceAccount');
+  });
+
   it('labels and selects', async () => {
     expect(await ok('label', 'pod', 'engine-0', 'tier=gpu')).toContain('pod/engine-0 labeled');
     expect(await ok('get', 'pods', '-l', 'tier in (gpu,cpu),app', '-o', 'name')).toBe('pod/engine-0\n');

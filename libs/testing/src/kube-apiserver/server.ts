@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { makeTestCertificates } from '../certificates';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery';
-import { KubeApiError, methodNotAllowed, unauthorized } from './errors';
+import { KubeApiError, methodNotAllowed, unauthorized, unsupportedMediaType } from './errors';
+import { decodeProtobufObject, PROTOBUF } from './protobuf';
 import { openApiGroupVersion, openApiRoot } from './openapi';
 import { BUILTIN_KINDS, KindTable, ResourceKind } from './kinds';
 import { KubeResources, PropagationPolicy, parseBody, WriteOptions } from './resources';
@@ -93,7 +94,7 @@ function resolveRoute(kinds: KindTable, group: string, version: string, rest: st
   return { kind, namespace, name, subresource, legacyWatch };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -104,9 +105,18 @@ function readBody(req: IncomingMessage): Promise<string> {
         req.destroy();
       } else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** A create or update body: JSON, YAML, or the protobuf kubectl's typed clients send. */
+async function readObject(req: IncomingMessage): Promise<unknown> {
+  const contentType = req.headers['content-type'] ?? 'application/json';
+  const body = await readBody(req);
+  if (contentType.startsWith(PROTOBUF)) return decodeProtobufObject(body);
+  if (!/json|yaml/.test(contentType)) throw unsupportedMediaType(contentType);
+  return parseBody(body.toString('utf8'), contentType);
 }
 
 /** `kubectl get` asks for `application/json;as=Table;v=v1;g=meta.k8s.io`; anything else gets plain JSON. */
@@ -215,18 +225,18 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
       }
       case 'POST': {
         if (name !== undefined && subresource !== 'binding') throw methodNotAllowed('POST');
-        const body = parseBody(await readBody(req), req.headers['content-type'] ?? 'application/json');
+        const body = await readObject(req);
         if (subresource === 'binding' && isObject(body)) body['metadata'] = { ...(isObject(body['metadata']) ? body['metadata'] : {}), name };
         return sendJson(res, 201, resources.create(kind, namespace, body, write));
       }
       case 'PUT': {
         if (name === undefined) throw methodNotAllowed('PUT');
-        const body = parseBody(await readBody(req), req.headers['content-type'] ?? 'application/json');
+        const body = await readObject(req);
         return sendJson(res, 200, resources.update(kind, namespace, name, body, write));
       }
       case 'PATCH': {
         if (name === undefined) throw methodNotAllowed('PATCH');
-        const raw = await readBody(req);
+        const raw = (await readBody(req)).toString('utf8');
         const contentType = req.headers['content-type'] ?? '';
         // Apply must name its manager (the apiserver refuses it otherwise); other patches default to the user agent.
         const fieldManager = contentType.startsWith('application/apply-patch') ? (q.get('fieldManager') ?? undefined) : write.fieldManager;
@@ -234,7 +244,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
         return sendJson(res, 200, patched);
       }
       case 'DELETE': {
-        const raw = await readBody(req);
+        const raw = (await readBody(req)).toString('utf8');
         const body = raw.trim() ? parseBody(raw, 'application/json') : {};
         const policy = (q.get('propagationPolicy') ?? (isObject(body) ? body['propagationPolicy'] : undefined) ?? 'Background') as PropagationPolicy;
         if (name === undefined) {
