@@ -188,5 +188,10 @@ describe('kube-apiserver simulator, driven by @kubernetes/client-node', () => {
     await core.deleteNamespacedConfigMap({ name: 'keeper', namespace: 'default', propagationPolicy: 'Orphan' });
     const kept = await core.readNamespacedSecret({ name: 'kept', namespace: 'default' });
     expect(kept.metadata?.ownerReferences).toBeUndefined();
+
+    await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'inside', finalizers: ['gpufleet.io/x'] } } });
+    await core.deleteNamespace({ name: 'doomed' });
+    expect(await statusOf(core.readNamespacedConfigMap({ name: 'inside', namespace: 'doomed' }))).toEqual({ code: 404, reason: 'NotFound' });
   });
 });

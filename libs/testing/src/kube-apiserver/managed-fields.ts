@@ -69,23 +69,16 @@ export function valueAt(obj: unknown, path: FieldPath): unknown {
 
 /** Remove a field (or keyed list item) and any map it leaves empty. */
 export function removeAt(obj: JsonObject, path: FieldPath): void {
-  const trail: unknown[] = [obj];
-  for (const seg of path.slice(0, -1)) trail.push(valueAt(trail[trail.length - 1], [seg]));
   const last = path[path.length - 1];
-  const parent = trail[trail.length - 1];
+  const parent = valueAt(obj, path.slice(0, -1));
   if (last.startsWith('f:') && isObject(parent)) delete parent[last.slice(2)];
   if (last.startsWith('k:') && Array.isArray(parent)) {
     const i = parent.indexOf(valueAt(parent, [last]));
     if (i >= 0) parent.splice(i, 1);
   }
-  // Drop maps and lists the removal emptied, innermost first, but never the object itself.
-  for (let i = trail.length - 1; i >= 1; i--) {
-    const node = trail[i];
-    const empty = (isObject(node) && Object.keys(node).length === 0) || (Array.isArray(node) && node.length === 0);
-    if (!empty) break;
-    removeAt(obj, path.slice(0, i));
-    break;
-  }
+  // Drop the map or list the removal emptied (and, recursively, its emptied parents), never the object itself.
+  const empty = (isObject(parent) && Object.keys(parent).length === 0) || (Array.isArray(parent) && parent.length === 0);
+  if (empty && path.length > 1) removeAt(obj, path.slice(0, -1));
 }
 
 export function toFieldsV1(paths: Iterable<string>): JsonObject {
@@ -188,9 +181,8 @@ export function recordUpdate(
       o.time = writer.time;
     }
   }
-  const all = leafFields(after, { include: 'all' });
-  for (const o of owners) for (const k of [...o.fields]) if (!all.has(k) && valueAt(after, pathOf(k)) === undefined) o.fields.delete(k);
+  for (const o of owners) for (const k of [...o.fields]) if (valueAt(after, pathOf(k)) === undefined) o.fields.delete(k);
   return owners;
 }
 
-export { pathOf, keyOf };
+export { pathOf };

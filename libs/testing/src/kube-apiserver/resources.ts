@@ -98,7 +98,7 @@ export class KubeResources {
 
   /** `managed`: ownership already computed by server-side apply, kept instead of an Update entry. */
   private createObject(kind: ResourceKind, namespace: string | undefined, body: unknown, opts: WriteOptions, managed?: ManagedFieldsEntry[]): KubeObject {
-    if (opts.subresource === 'binding') return this.bind(kind, namespace, body, opts);
+    if (opts.subresource === 'binding') return this.bind(kind, namespace, body);
     if (opts.subresource) throw badRequest(`cannot create the subresource ${opts.subresource}`);
     const obj = this.decode(kind, body, namespace);
     const meta = obj.metadata;
@@ -364,7 +364,7 @@ export class KubeResources {
   }
 
   /** `pods/<name>/binding`: what the scheduler does to place a pod. */
-  private bind(kind: ResourceKind, namespace: string | undefined, body: unknown, opts: WriteOptions): KubeObject {
+  private bind(kind: ResourceKind, namespace: string | undefined, body: unknown): KubeObject {
     const binding = isObject(body) ? body : {};
     const meta = isObject(binding['metadata']) ? binding['metadata'] : {};
     const target = isObject(binding['target']) ? binding['target'] : {};
@@ -376,7 +376,6 @@ export class KubeResources {
     const conditions = (Array.isArray(status['conditions']) ? status['conditions'] : []).filter((c) => !(isObject(c) && c['type'] === 'PodScheduled'));
     status['conditions'] = [...conditions, { type: 'PodScheduled', status: 'True', lastTransitionTime: timestamp(this.now()) }];
     this.store.write(kindKeyOf(kind), pod);
-    void opts;
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } as unknown as KubeObject;
   }
 

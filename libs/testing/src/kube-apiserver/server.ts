@@ -198,7 +198,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
         const watching = route.legacyWatch || q.get('watch') === '1' || q.get('watch') === 'true';
         if (watching) {
           const timeout = Number(q.get('timeoutSeconds') ?? 0);
-          return serveWatch(resources, req, res, {
+          return serveWatch(resources, res, {
             kind,
             namespace,
             name,
@@ -312,8 +312,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
     kinds,
     requests,
     put(obj) {
-      const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
-      const kind = kinds.all().find((k) => k.group === group && k.version === version && k.kind === obj.kind);
+      const kind = kinds.byApiVersionKind(obj.apiVersion, obj.kind);
       if (!kind) throw new Error(`KIND_NOT_SERVED: ${obj.apiVersion} ${obj.kind} is not in the kind table; register it with startKubeApiServer({ kinds })`);
       const namespace = obj.metadata.namespace ?? (kind.namespaced ? 'default' : undefined);
       const existing = store.get(`${kind.group}/${kind.resource}`, namespace, obj.metadata.name ?? '');

@@ -3,7 +3,7 @@
  * once (clients wait for them before reading), a client leaving is noticed by `close`, and a client
  * too slow to drain its socket is dropped rather than buffered without bound.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { KubeApiError } from './errors';
 import { groupVersion, ResourceKind } from './kinds';
 import { kindKeyOf, KubeResources } from './resources';
@@ -34,7 +34,7 @@ export interface OpenWatch {
   close(): void;
 }
 
-export function serveWatch(resources: KubeResources, req: IncomingMessage, res: ServerResponse, w: WatchRequest, registry: Set<OpenWatch>): void {
+export function serveWatch(resources: KubeResources, res: ServerResponse, w: WatchRequest, registry: Set<OpenWatch>): void {
   const labels = labelSelector(w.labelSelector);
   const fields = fieldSelector(w.fieldSelector);
   const kindKey = kindKeyOf(w.kind);
@@ -95,8 +95,7 @@ export function serveWatch(resources: KubeResources, req: IncomingMessage, res: 
     for (const t of timers) clearTimeout(t);
     res.end();
   }
-  res.on('close', finish);
-  req.on('aborted', finish);
+  res.on('close', finish); // the client went away (or the server is closing)
 
   if (replay instanceof KubeApiError) {
     write('ERROR', replay.toStatus());
