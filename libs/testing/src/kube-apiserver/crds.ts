@@ -1,6 +1,6 @@
 /** CustomResourceDefinitions: validating a definition, its Established status, and the kinds it serves. */
 import { invalid, StatusCause } from './errors';
-import { PrinterColumn, ResourceKind } from './kinds';
+import { PrinterColumn, ResourceKind, ScalePaths } from './kinds';
 import { isObject, JsonObject, KubeObject } from './types';
 
 export const CRD_KIND_KEY = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -9,7 +9,7 @@ interface CrdVersion {
   name: string;
   served?: boolean;
   storage?: boolean;
-  subresources?: { status?: JsonObject };
+  subresources?: { status?: JsonObject; scale?: ScalePaths };
   additionalPrinterColumns?: PrinterColumn[];
   schema?: { openAPIV3Schema?: unknown };
 }
@@ -73,6 +73,7 @@ export function kindsOfCrd(crd: KubeObject): ResourceKind[] {
       shortNames: names.shortNames,
       categories: names.categories,
       statusSubresource: v.subresources?.status !== undefined,
+      scale: v.subresources?.scale,
       custom: true,
       printerColumns: v.additionalPrinterColumns?.length ? v.additionalPrinterColumns : undefined,
       definedBy: crd.metadata.name,

@@ -49,6 +49,7 @@ function resourceEntries(k: ResourceKind): object[] {
     },
   ];
   if (k.statusSubresource) entries.push({ name: `${k.resource}/status`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: ['get', 'patch', 'update'] });
+  if (k.scale) entries.push({ name: `${k.resource}/scale`, singularName: '', namespaced: k.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
   if (k.group === '' && k.resource === 'pods') entries.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
   return entries;
 }

@@ -12,6 +12,13 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  /** A label selector string in the object; absent for built-ins, whose `spec.selector` is converted. */
+  labelSelectorPath?: string;
+}
+
 export interface ResourceKind {
   group: string;
   version: string;
@@ -24,6 +31,8 @@ export interface ResourceKind {
   categories?: string[];
   /** Writes to the main resource keep the stored status; `/status` writes change only status. */
   statusSubresource?: boolean;
+  /** The `/scale` subresource: where replicas live (simple dotted paths, as CRDs declare them). */
+  scale?: ScalePaths;
   /** Custom resources take no strategic-merge patches (the apiserver answers 415). */
   custom?: boolean;
   /** Columns for `kubectl get`; NAME comes first and is implied. Absent: NAME and AGE. */
@@ -44,6 +53,7 @@ function rows(group: string, version: string, kinds: Row[]): ResourceKind[] {
   return kinds.map((k) => ({ group, version, singular: k.singular ?? k.kind.toLowerCase(), ...k }));
 }
 
+const replicas: ScalePaths = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' };
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 const kueueCategories = ['kueue'];
 
@@ -59,9 +69,9 @@ export const BUILTIN_KINDS: ResourceKind[] = [
     { resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'] },
   ]),
   ...rows('apps', 'v1', [
-    { resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true },
+    { resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], statusSubresource: true, scale: replicas },
     { resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, shortNames: ['ds'], categories: ['all'], statusSubresource: true },
-    { resource: 'statefulsets', kind: 'StatefulSet', namespaced: true, shortNames: ['sts'], categories: ['all'], statusSubresource: true },
+    { resource: 'statefulsets', kind: 'StatefulSet', namespaced: true, shortNames: ['sts'], categories: ['all'], statusSubresource: true, scale: replicas },
   ]),
   ...rows('rbac.authorization.k8s.io', 'v1', [
     { resource: 'roles', kind: 'Role', namespaced: true },

@@ -121,6 +121,18 @@ describe('kube-apiserver simulator, driven by kubectl', () => {
     expect(cm.metadata.managedFields.find((m) => m.manager === 'kubectl')?.fieldsV1).toEqual({ 'f:metadata': { 'f:labels': { 'f:app': {} } } });
   });
 
+  it('scales a deployment through its scale subresource', async () => {
+    const deployment = manifest(
+      'deploy.yaml',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: router}\nspec:\n  selector: {matchLabels: {app: router}}\n  template:\n    metadata: {labels: {app: router}}\n    spec: {containers: [{name: router, image: gpufleet/router:1, ports: [{containerPort: 8080}]}]}\n',
+    );
+    await ok('apply', '-f', deployment);
+    expect(await ok('scale', 'deployment', 'router', '--replicas=4')).toContain('deployment.apps/router scaled');
+    expect(await ok('get', 'deployment', 'router', '-o', 'jsonpath={.spec.replicas} {.metadata.generation} {.spec.template.spec.containers[0].ports[0].protocol}')).toBe('4 2 TCP');
+    const scale = JSON.parse(await ok('get', '--raw', '/apis/apps/v1/namespaces/default/deployments/router/scale')) as { kind: string; status: { selector: string } };
+    expect(scale).toMatchObject({ kind: 'Scale', status: { selector: 'app=router' } });
+  });
+
   it('applies a CRD, waits for it to be Established and prints its columns', async () => {
     const crd = manifest(
       'crd.yaml',

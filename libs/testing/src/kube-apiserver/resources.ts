@@ -124,6 +124,7 @@ export class KubeResources {
   }
 
   update(kind: ResourceKind, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions = {}): KubeObject {
+    if (opts.subresource === 'scale') return this.writeScale(kind, namespace, name, body, opts);
     const existing = this.stored(kind, namespace, name);
     const obj = this.decode(kind, body, namespace);
     if (obj.metadata.name !== name) {
@@ -143,17 +144,19 @@ export class KubeResources {
     if (type === 'application/apply-patch+yaml') return this.apply(kind, namespace, name, existing, raw, opts);
     if (!existing) throw notFound(kind, name);
     const body = parseBody(raw, 'application/json');
+    // A patch to /scale is a patch of the Scale object, whose replicas are then written back.
+    const target = opts.subresource === 'scale' ? this.scaleOf(kind, existing) : existing;
     let patched: unknown;
     switch (type) {
       case 'application/json-patch+json':
-        patched = applyJsonPatch(existing, body);
+        patched = applyJsonPatch(target, body);
         break;
       case 'application/merge-patch+json':
-        patched = applyMergePatch(existing, body);
+        patched = applyMergePatch(target, body);
         break;
       case 'application/strategic-merge-patch+json':
-        if (kind.custom) throw unsupportedMediaType(`${type} (strategic merge patch is not supported for custom resources)`);
-        patched = strategicMerge(existing, body);
+        if (kind.custom && opts.subresource !== 'scale') throw unsupportedMediaType(`${type} (strategic merge patch is not supported for custom resources)`);
+        patched = strategicMerge(target, body);
         break;
       default:
         throw unsupportedMediaType(contentType);
@@ -187,6 +190,45 @@ export class KubeResources {
     const next = this.merge(kind, existing, merged, opts.subresource);
     next.metadata.managedFields = merged.metadata.managedFields;
     return this.commit(kind, existing, next, opts);
+  }
+
+  getScale(kind: ResourceKind, namespace: string | undefined, name: string): KubeObject {
+    return this.scaleOf(kind, this.stored(kind, namespace, name));
+  }
+
+  /** autoscaling/v1 Scale, what `kubectl scale` and autoscalers read and write. */
+  private scaleOf(kind: ResourceKind, obj: KubeObject): KubeObject {
+    const paths = kind.scale;
+    if (!paths) throw notFound(kind, `${obj.metadata.name}/scale`);
+    let selector = paths.labelSelectorPath ? evaluatePath(obj, paths.labelSelectorPath) : undefined;
+    if (!paths.labelSelectorPath) {
+      const matchLabels = evaluatePath(obj, '.spec.selector.matchLabels');
+      selector = isObject(matchLabels) ? Object.entries(matchLabels).map(([k, v]) => `${k}=${String(v)}`).join(',') : undefined;
+    }
+    const { name, namespace, uid, resourceVersion, creationTimestamp } = obj.metadata;
+    return {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
+      spec: { replicas: evaluatePath(obj, paths.specReplicasPath) ?? 0 },
+      status: { replicas: evaluatePath(obj, paths.statusReplicasPath) ?? 0, ...(typeof selector === 'string' ? { selector } : {}) },
+    };
+  }
+
+  private writeScale(kind: ResourceKind, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): KubeObject {
+    const existing = this.stored(kind, namespace, name);
+    const scale = isObject(body) ? body : {};
+    const replicas = isObject(scale['spec']) ? scale['spec']['replicas'] : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas)}: must be a non-negative integer`, field: 'spec.replicas' }]);
+    }
+    const meta = isObject(scale['metadata']) ? scale['metadata'] : {};
+    if (meta['resourceVersion'] && meta['resourceVersion'] !== existing.metadata.resourceVersion) {
+      throw conflict(kind, name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    const next = clone(existing);
+    setPath(next, kind.scale?.specReplicasPath ?? '.spec.replicas', replicas);
+    return this.scaleOf(kind, this.update(kind, namespace, name, next, { ...opts, subresource: undefined }));
   }
 
   delete(kind: ResourceKind, namespace: string | undefined, name: string, policy: PropagationPolicy = 'Background'): KubeObject {
@@ -358,8 +400,12 @@ export class KubeResources {
         break;
       case 'apps/deployments':
       case 'apps/statefulsets':
-        if (spec) spec['replicas'] ??= 1;
+      case 'apps/daemonsets': {
+        if (spec && kind.resource !== 'daemonsets') spec['replicas'] ??= 1;
+        const template = spec && isObject(spec['template']) && isObject(spec['template']['spec']) ? spec['template']['spec'] : undefined;
+        for (const c of [...asList(template?.['containers']), ...asList(template?.['initContainers'])]) for (const p of asList(c['ports'])) p['protocol'] ??= 'TCP';
         break;
+      }
     }
   }
 
@@ -439,6 +485,23 @@ export class KubeResources {
       }
     }
   }
+}
+
+/** `.spec.replicas`-style paths, as CRD scale subresources declare them. */
+function evaluatePath(obj: unknown, path: string): unknown {
+  let cur = obj;
+  for (const part of path.replace(/^\./, '').split('.')) cur = isObject(cur) ? cur[part] : undefined;
+  return cur;
+}
+
+function setPath(obj: JsonObject, path: string, value: unknown): void {
+  const parts = path.replace(/^\./, '').split('.');
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) {
+    if (!isObject(cur[part])) cur[part] = {};
+    cur = cur[part] as JsonObject;
+  }
+  cur[parts[parts.length - 1]] = value;
 }
 
 const asList = (v: unknown): JsonObject[] => (Array.isArray(v) ? v.filter(isObject) : []);

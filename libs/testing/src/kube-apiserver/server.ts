@@ -90,7 +90,9 @@ function resolveRoute(kinds: KindTable, group: string, version: string, rest: st
   if (!kind || extra.length > 0) throw notFound;
   if (kind.namespaced === false && namespace !== undefined) throw notFound;
   if (kind.namespaced && namespace === undefined && name !== undefined) throw notFound;
-  if (subresource && !((subresource === 'status' && kind.statusSubresource) || (subresource === 'binding' && kind.resource === 'pods' && kind.group === ''))) throw notFound;
+  const served =
+    (subresource === 'status' && kind.statusSubresource) || (subresource === 'scale' && kind.scale) || (subresource === 'binding' && kind.resource === 'pods' && kind.group === '');
+  if (subresource && !served) throw notFound;
   return { kind, namespace, name, subresource, legacyWatch };
 }
 
@@ -211,6 +213,7 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
             table,
           }, watches);
         }
+        if (name !== undefined && subresource === 'scale') return sendJson(res, 200, resources.getScale(kind, namespace, name));
         if (name !== undefined) {
           const obj = resources.get(kind, namespace, name);
           return sendJson(res, 200, table ? toTable(kind, [obj], { resourceVersion: obj.metadata.resourceVersion }, table) : obj);
