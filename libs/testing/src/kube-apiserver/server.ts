@@ -61,7 +61,7 @@ export interface KubeApiServer {
   readonly kinds: KindTable;
   /** The last 500 requests, oldest first: what a test asserts a client did. */
   readonly requests: readonly RequestRecord[];
-  /** Create or replace an object, status included, bypassing field ownership: a fixture helper. */
+  /** Create or replace an object, status included, as manager `test-fixture` (never a conflict): a fixture helper. */
   put(obj: KubeObject): KubeObject;
   /** Send every open watch a 410 ERROR and end it; with compact(), what an etcd compaction does. */
   expireWatches(): void;
