@@ -5,3 +5,4 @@ export * from './certificates';
 export * from './hostile-engine';
 export * from './grpc';
 export * from './kubelet';
+export * from './kube-apiserver';
