@@ -1,4 +1,7 @@
-import { ConfigOf, defineConfig, duration, int, servicePorts, sharedConfigFields } from '@gpufleet/config';
+import { bool, ConfigOf, defineConfig, duration, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+
+export const RUNTIMES = ['process', 'kubernetes'] as const;
+export const SSH_SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer'] as const;
 
 export const schedulerConfigSchema = defineConfig({
   ...sharedConfigFields,
@@ -18,6 +21,32 @@ export const schedulerConfigSchema = defineConfig({
     min: 1,
     desc: 'Messages a Watch* stream may have waiting for a client that reads too slowly (beyond its initial snapshot); past it the watch ends with RESOURCE_EXHAUSTED and the client re-watches.',
   }),
+  RUNTIME: str({
+    default: 'process',
+    choices: RUNTIMES,
+    desc: 'What runs the placed workloads: "process" (a node-runtime per node starts them as local processes) or "kubernetes" (the scheduler creates Pods and Services through the Kubernetes API; docs/kubernetes.md).',
+  }),
+  KUBECONFIG: str({
+    default: '',
+    desc: 'Path of a kubeconfig file for the Kubernetes API; empty: the in-cluster service account (inside a Pod), else ~/.kube/config.',
+  }),
+  KUBE_CUSTOM_RESOURCES: bool({
+    default: false,
+    desc: 'Watch and write the gpufleet.io custom resources (ModelDeployment, GPUInstance, InstanceType) through the Kubernetes API, on either runtime.',
+  }),
+  KUBE_WORKLOAD_NAMESPACE: str({
+    default: 'gpufleet',
+    desc: 'Kubernetes namespace of the Pods and Services the kubernetes runtime creates; "*" puts each workload in the Kubernetes namespace named like its gpufleet namespace.',
+  }),
+  KUBE_FIELD_MANAGER: str({ default: 'gpufleet', pattern: /^[a-z0-9][a-z0-9.-]{0,127}$/, patternDesc: 'a field manager name', desc: 'Field manager of every server-side apply.' }),
+  KUBE_ENGINE_IMAGES: list({
+    default: [],
+    minItems: 0,
+    of: str({ pattern: /^[a-z0-9-]+=\S+$/, patternDesc: 'engine=image', desc: 'an engine and its image' }),
+    desc: 'Engine images of the kubernetes runtime as engine=image pairs (vllm=…, sglang=…, trtllm=…, llama-cpp=…, engine-sim=…); engines not named use the built-in defaults.',
+  }),
+  KUBE_INSTANCE_IMAGE: str({ default: '', desc: "Image of a GPUInstance's workload container when its spec names none; empty: the built-in default." }),
+  KUBE_SSH_SERVICE_TYPE: str({ default: 'ClusterIP', choices: SSH_SERVICE_TYPES, desc: "Type of the Service exposing a GPUInstance's SSH port." }),
   LEADER_RENEW_S: duration({ default: 5, min: 0.1, desc: 'Seconds between renewals of the scheduler leader lease.' }),
   LEADER_EXPIRE_S: duration({
     default: 10,
