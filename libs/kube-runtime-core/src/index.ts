@@ -8,3 +8,4 @@ export * from './desired';
 export * from './pod-status';
 export * from './reconcile-plan';
 export * from './nodes';
+export * from './crds';
