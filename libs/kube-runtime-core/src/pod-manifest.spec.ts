@@ -76,6 +76,16 @@ describe('podManifestOf: an engine pod', () => {
     expect(podManifestOf(enginePod(), context({ stopGraceS: 90 })).spec!.terminationGracePeriodSeconds).toBe(90);
   });
 
+  it('mounts no service account token and labels the node only when its name fits a label value', () => {
+    expect(pod.spec!.automountServiceAccountToken).toBe(false);
+    expect(pod.metadata!.labels![KubeLabels.node]).toBe('h100-0');
+    const longNode = 'gpu-node-' + 'x'.repeat(60) + '.example.internal';
+    const cpuOnly = instancePod({ placement: { acceleratorIds: [] } });
+    const far = podManifestOf({ ...cpuOnly, ref: { ...cpuOnly.ref, node: longNode } }, context());
+    expect(far.spec!.nodeName).toBe(longNode);
+    expect(far.metadata!.labels).not.toHaveProperty(KubeLabels.node);
+  });
+
   it('has no owner reference unless an owner is given', () => {
     expect(pod.metadata!.ownerReferences).toBeUndefined();
     const owned = podManifestOf({ ...enginePod(), owner: { kind: 'ModelDeployment', name: 'llama', uid: 'k8s-uid-1' } }, context());

@@ -116,6 +116,8 @@ export function podManifestOf(pod: KubeDesiredPod, ctx: KubePodContext): V1Pod {
       restartPolicy: restartPolicyOf(pod),
       terminationGracePeriodSeconds: ctx.stopGraceS ?? 30,
       enableServiceLinks: false,
+      // Engines and sessions have no business with the Kubernetes API.
+      automountServiceAccountToken: false,
       ...(assignment ? { tolerations: [...(ctx.tolerations ?? DEFAULT_ACCELERATOR_TOLERATIONS)] } : {}),
       ...spec,
     },
@@ -147,8 +149,9 @@ export function podLabels(pod: KubeDesiredPod): Record<string, string> {
     [KubeLabels.podSet]: ref.podSet,
     [KubeLabels.replica]: String(ref.replica),
     [KubeLabels.pod]: String(ref.pod),
-    [KubeLabels.node]: ref.node,
   };
+  // Node names are DNS subdomains (up to 253 characters); a label value holds at most 63.
+  if (LABEL_VALUE.test(ref.node)) labels[KubeLabels.node] = ref.node;
   const from = pod.workloadLabels ?? {};
   for (const key of [KubeLabels.deployment, KubeLabels.role, KubeLabels.ordinal, KubeLabels.instance, KubeLabels.ownerUid]) {
     if (from[key]) labels[key] = from[key];
@@ -284,6 +287,7 @@ function sidecarResources(pod: V1ResourceRequirements): V1ResourceRequirements {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LABEL_VALUE = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /** The process runtime's refusals for an instance, so a template that fails there fails here. */
 function checkInstance(pod: DesiredPod, run: InstanceRun): void {
