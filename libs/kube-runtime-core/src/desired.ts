@@ -1,5 +1,5 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import { OwnerLabels, type NodeLedger, type Workload } from '@gpufleet/contracts';
+import { OwnerLabels, storeKey, workloadKey, type NodeLedger, type Workload } from '@gpufleet/contracts';
 import { EngineSpecError } from '@gpufleet/engine-presets';
 import { desiredPods, PodPlanError, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
 import { podManifestOf, type KubeDesiredPod, type KubePodContext, type OwnerObjectRef } from './pod-manifest';
@@ -25,7 +25,7 @@ export function desiredKubePods(
   const out: KubeDesiredPod[] = [];
   for (const ledger of ledgers) {
     for (const pod of desiredPods(ledger.node, ledger, workloads)) {
-      const workload = workloads.get(`${pod.ref.namespace}.${pod.ref.workload}`);
+      const workload = workloads.get(storeKey(workloadKey(pod.ref.namespace, pod.ref.workload)));
       const labels = workload?.spec?.labels ?? {};
       const owner = workload ? options.ownerOf?.(workload) : undefined;
       const instance = pod.template.instance ? pod.template.instance.instance || labels[OwnerLabels.instance] || '' : '';

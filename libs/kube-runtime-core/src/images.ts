@@ -27,6 +27,21 @@ export const DEFAULT_IMAGES: Readonly<Partial<Record<ImageKind, string>>> = {
   instance: 'nvidia/cuda:12.6.3-base-ubuntu24.04',
 };
 
+/**
+ * Where an engine's official image keeps a binary that is not on its PATH: the Pod's `command`
+ * replaces the image's entrypoint, so it must name the binary as the image has it.
+ */
+const IMAGE_BINARIES: Readonly<Partial<Record<EngineKind, Readonly<Record<string, string>>>>> = {
+  'llama-cpp': { 'llama-server': '/app/llama-server' },
+};
+
+/** The command to run in `image` for an engine command: the image's own path where its official image needs one. */
+export function containerCommandOf(kind: ImageKind, image: string, command: string): string {
+  const repository = ENGINE_IMAGE_REPOSITORIES[kind as EngineKind];
+  if (!repository || !image.startsWith(`${repository}:`)) return command;
+  return IMAGE_BINARIES[kind as EngineKind]?.[command] ?? command;
+}
+
 /** How an engine's release becomes its image tag (vLLM and SGLang tag `v0.11.0`, TensorRT-LLM `1.0.0`). */
 const VERSION_TAG: Readonly<Partial<Record<EngineKind, (version: string) => string>>> = {
   vllm: (v) => `v${v.replace(/^v/, '')}`,

@@ -164,6 +164,12 @@ describe('podManifestOf: devices and images', () => {
     expect(podManifestOf(versioned, context({ images: { sglang: 'mirror.local/sglang:dev' } })).spec!.containers[0].image).toBe('mirror.local/sglang:dev');
   });
 
+  it("runs llama.cpp's server by its path in the official image, and as named in any other", () => {
+    const llama = enginePod({ run: { engine: { ...enginePod().template.engine!.engine!, engine: 'llama-cpp', envFromSecret: {} }, model: '/models/llama.gguf' } });
+    expect(podManifestOf(llama, context()).spec!.containers[0]).toMatchObject({ image: 'ghcr.io/ggml-org/llama.cpp:server-cuda', command: ['/app/llama-server'] });
+    expect(podManifestOf(llama, context({ images: { 'llama-cpp': 'me/llama:1' } })).spec!.containers[0].command).toEqual(['llama-server']);
+  });
+
   it('refuses a pod the process runtime would refuse: an unknown accelerator, a bad engine spec, a custom engine without an image', () => {
     expect(() => podManifestOf(enginePod({ placement: { acceleratorIds: ['nvidia-9'] } }), context())).toThrow(PodPlanError);
     expect(() => podManifestOf(enginePod({ run: { engine: { ...enginePod().template.engine!.engine!, extraArgs: ['--port', '9'] } } }), context())).toThrow(EngineSpecError);

@@ -6,7 +6,7 @@ import { PodPlanError, resolveEngineMode, resolvePodDevices, type DesiredPod, ty
 import { DEVICE_VISIBILITY_VARS } from '@gpufleet/process-spec';
 import { deviceAssignmentOf, deviceResourceOf } from './devices';
 import { withSpecHash } from './hash';
-import { imageOf, type ImageKind } from './images';
+import { containerCommandOf, imageOf, type ImageKind } from './images';
 import { KubeAnnotations, KubeLabels, MANAGED_BY, podNameOf } from './names';
 
 /** API group and version of gpufleet's custom resources. */
@@ -193,11 +193,12 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
   const env: V1EnvVar[] = envVars({ ...withoutVisibility(command.env), GPUFLEET_POD: pod.id, ...(run.templateHash ? { GPUFLEET_TEMPLATE_HASH: run.templateHash } : {}), ...(simulated ? { REPLICA_NAME: podNameOf(pod.ref) } : {}) }, run.engine?.envFromSecret ?? {});
   const health = (periodSeconds: number, failureThreshold: number): V1Probe => ({ httpGet: { path: '/health', port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 });
   const startupS = ctx.engineStartupS ?? 1800;
+  const image = imageOf(kind, ctx.images, spec.version ?? '');
   const container: V1Container = {
     name: 'engine',
-    image: imageOf(kind, ctx.images, spec.version ?? ''),
+    image,
     imagePullPolicy: ctx.imagePullPolicy ?? 'IfNotPresent',
-    command: [command.command],
+    command: [containerCommandOf(kind, image, command.command)],
     args: command.args,
     env,
     ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],

@@ -1,5 +1,6 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import { context, enginePod } from './__fixtures__/pods';
+import { context, enginePod, instancePod } from './__fixtures__/pods';
+import { desiredObjects } from './desired';
 import { podManifestOf } from './pod-manifest';
 import { reconcilePlan } from './reconcile-plan';
 import { deploymentServiceOf } from './services';
@@ -58,5 +59,18 @@ describe('reconcilePlan', () => {
   it('deletes managed objects that are no longer desired, but not those already terminating', () => {
     const plan = reconcilePlan({ pods: [], services: [] }, { pods: [live(pod(0)), live(pod(1), { deletionTimestamp: new Date() })], services: [live(service)] });
     expect(plan.delete.map((d) => `${d.ref.kind}/${d.ref.name}`)).toEqual(['Pod/llama-s0-bcdfg-server-0-0', 'Service/llama']);
+  });
+
+  it('has nothing to do once what it planned exists: applying is idempotent', () => {
+    const desired = desiredObjects({ pods: [enginePod(), instancePod()], deployments: [{ namespace: 'team-a', name: 'llama', uid: 'uid-llama' }] }, context());
+    const first = reconcilePlan(desired, { pods: [], services: [] });
+    expect(first.apply.pods).toHaveLength(2);
+    expect(first.apply.services).toHaveLength(2);
+    // What the API server answers adds uids, status and defaulted fields; the spec hash stays.
+    const observed = {
+      pods: first.apply.pods.map((p) => live(p, {}, { phase: 'Running' })),
+      services: first.apply.services.map((s) => ({ ...live(s), spec: { ...s.spec, clusterIP: '10.96.0.10', sessionAffinity: 'None' } })),
+    };
+    expect(reconcilePlan(desired, observed)).toEqual({ apply: { pods: [], services: [] }, delete: [], wait: [], conflicts: [] });
   });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { NodeLedger, Workload, WorkloadPhase, WorkloadSpec, WorkloadStatus } from '@gpufleet/contracts';
 import { context, enginePod, instancePod } from './__fixtures__/pods';
 import { desiredKubePods, desiredObjects } from './desired';
@@ -85,5 +86,16 @@ describe('dnsLabel', () => {
     expect(dnsLabel('llama', 'server', 0, 1)).toBe('llama-server-0-1');
     expect(dnsLabel('Llama_8B')).toMatch(/^llama-8b-[0-9a-f]{10}$/);
     expect(dnsLabel('llama-8b')).not.toBe(dnsLabel('Llama-8B'));
+  });
+
+  it('always gives a DNS-1123 label of at most 63 characters, the same for the same input', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 80 }), fc.nat()), { minLength: 1, maxLength: 5 }), (parts) => {
+        const name = dnsLabel(...parts);
+        expect(name.length).toBeLessThanOrEqual(63);
+        expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+        expect(dnsLabel(...parts)).toBe(name);
+      }),
+    );
   });
 });
