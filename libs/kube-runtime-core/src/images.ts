@@ -22,8 +22,9 @@ export const DEFAULT_IMAGES: Readonly<Partial<Record<ImageKind, string>>> = {
   sglang: 'lmsysorg/sglang:v0.5.4',
   trtllm: 'nvcr.io/nvidia/tensorrt-llm/release:1.0.0',
   'llama-cpp': 'ghcr.io/ggml-org/llama.cpp:server-cuda',
-  'engine-sim': 'ghcr.io/gpufleet/engine-sim:latest',
-  sshd: 'ghcr.io/gpufleet/sshd:latest',
+  // gpufleet's own images follow the chart's naming (`gpufleet/<name>`); the reconciler sets registry and tag from global.image.
+  'engine-sim': 'gpufleet/engine-sim:latest',
+  sshd: 'gpufleet/sshd:latest',
   instance: 'nvidia/cuda:12.6.3-base-ubuntu24.04',
 };
 

@@ -152,7 +152,7 @@ describe('podManifestOf: devices and images', () => {
   it('runs engine-sim in its image on a simulated node, with the vLLM-shaped flags', () => {
     const pod = podManifestOf(enginePod(), context({}, inventory('h100-0', { simulated: true })));
     const c = pod.spec!.containers[0];
-    expect(c.image).toBe('ghcr.io/gpufleet/engine-sim:latest');
+    expect(c.image).toBe('gpufleet/engine-sim:latest');
     expect(c.command).toEqual(['node']);
     expect(c.args).toEqual(expect.arrayContaining(['serve', '/models/llama-3.1-8b', '--port', '8000', '--tensor-parallel-size', '2']));
     expect(env(c).REPLICA_NAME).toBe('llama-s0-bcdfg-server-0-0');
