@@ -199,6 +199,11 @@ describe('podManifestOf: a GPU instance', () => {
     expect(SSHD_SCRIPT).toContain('-o PasswordAuthentication=no');
     expect(SSHD_SCRIPT).toContain('-o PermitRootLogin=no');
     expect(SSHD_SCRIPT).toContain('-o KbdInteractiveAuthentication=no');
+    // scp and sftp clients need the sftp subsystem; with no config file sshd has none.
+    expect(SSHD_SCRIPT).toContain('-o "Subsystem sftp internal-sftp"');
+    // The session environment rides on the keys (environment="…" options), not on the image's home directory.
+    expect(SSHD_SCRIPT).toContain('-o PermitUserEnvironment=yes');
+    expect(SSHD_SCRIPT).toContain('environment=');
     expect(sshd.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
     expect(env(sshd).GPUFLEET_AUTHORIZED_KEYS).toBe('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG4 alice@laptop');
   });

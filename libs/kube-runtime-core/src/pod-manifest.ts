@@ -214,24 +214,28 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
 }
 
 /**
- * The sidecar's start: a host key of its own (kept in the pod's emptyDir, printed once for the
- * status), the authorized keys and the login environment written from its environment (so no
- * value is in the Pod's spec or sshd's arguments), then sshd in the foreground as the login user.
+ * The sidecar's start: a host key of its own (kept in the pod's memory emptyDir, printed once for
+ * the status), then the authorized keys, each with the login environment as `environment="…"`
+ * options (PermitUserEnvironment), so the session environment does not depend on the image's
+ * home directories; the values come from the container's environment (Secrets by reference), so
+ * no value is in the Pod's spec or sshd's arguments. A `"` in a value is escaped; a newline
+ * becomes a space. Then sshd in the foreground as the login user.
  */
 export const SSHD_SCRIPT = [
   'set -eu',
   'd=/run/gpufleet-sshd',
-  'mkdir -p "$d" "$HOME/.ssh"',
+  'mkdir -p "$d"',
   '[ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N "" -f "$d/ssh_host_ed25519_key"',
   'echo "gpufleet ssh host key: $(cat "$d/ssh_host_ed25519_key.pub")"',
-  'printf "%s\\n" "$GPUFLEET_AUTHORIZED_KEYS" > "$d/authorized_keys"',
-  ': > "$HOME/.ssh/environment"',
-  'for v in $GPUFLEET_SESSION_ENV; do printf "%s=%s\\n" "$v" "$(printenv "$v")" >> "$HOME/.ssh/environment"; done',
-  'chmod 600 "$d/authorized_keys" "$HOME/.ssh/environment"',
+  'opts=""',
+  'for v in $GPUFLEET_SESSION_ENV; do val=$(printf "%s" "$(printenv "$v")" | tr "\\n" " " | sed \'s/"/\\\\"/g\'); opts="${opts}environment=\\"$v=$val\\","; done',
+  'opts=${opts%,}',
+  'umask 077',
+  'printf "%s\\n" "$GPUFLEET_AUTHORIZED_KEYS" | while IFS= read -r k; do [ -z "$k" ] || printf "%s%s\\n" "${opts:+$opts }" "$k"; done > "$d/authorized_keys"',
   'exec /usr/sbin/sshd -D -e -f /dev/null -p "$SSH_PORT" -h "$d/ssh_host_ed25519_key" -o PidFile=none ' +
     '-o AuthorizedKeysFile="$d/authorized_keys" -o PubkeyAuthentication=yes -o PasswordAuthentication=no ' +
     '-o KbdInteractiveAuthentication=no -o HostbasedAuthentication=no -o PermitRootLogin=no ' +
-    '-o PermitUserEnvironment=yes -o StrictModes=no -o UsePAM=no',
+    '-o PermitUserEnvironment=yes -o StrictModes=no -o UsePAM=no -o "Subsystem sftp internal-sftp"',
 ].join('\n');
 
 function instanceSpecFor(pod: KubeDesiredPod, run: InstanceRun, resources: V1ResourceRequirements, ctx: KubePodContext): PodSpecPart {
