@@ -1,0 +1,86 @@
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import { OwnerLabels, storeKey, workloadKey, type NodeLedger, type Workload } from '@gpufleet/contracts';
+import { EngineSpecError } from '@gpufleet/engine-presets';
+import { desiredPods, PodPlanError, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
+import { podManifestOf, type KubeDesiredPod, type KubePodContext, type OwnerObjectRef } from './pod-manifest';
+import { deploymentServiceOf, instanceServiceOf, type DeploymentServiceInput, type SshServiceType } from './services';
+
+export interface KubeDesiredPodsOptions {
+  /** The custom resource owning a workload's pods (from its owner labels), when the cluster has one. */
+  ownerOf?(workload: Workload): OwnerObjectRef | undefined;
+  /** GPUInstanceSpec.image of an instance, by namespace and name. */
+  instanceImageOf?(namespace: string, instance: string): string | undefined;
+}
+
+/**
+ * Every pod the cluster should run: node-runtime-core's `desiredPods` of each node's ledger (one
+ * pod per ledger entry of an Admitted workload with a template), with the workload's labels, the
+ * owner and an instance's image. Sorted by pod key.
+ */
+export function desiredKubePods(
+  ledgers: Iterable<NodeLedger>,
+  workloads: { get(storeKey: string): Workload | undefined },
+  options: KubeDesiredPodsOptions = {},
+): KubeDesiredPod[] {
+  const out: KubeDesiredPod[] = [];
+  for (const ledger of ledgers) {
+    for (const pod of desiredPods(ledger.node, ledger, workloads)) {
+      const workload = workloads.get(storeKey(workloadKey(pod.ref.namespace, pod.ref.workload)));
+      const labels = workload?.spec?.labels ?? {};
+      const owner = workload ? options.ownerOf?.(workload) : undefined;
+      const instance = pod.template.instance ? pod.template.instance.instance || labels[OwnerLabels.instance] || '' : '';
+      const image = instance ? options.instanceImageOf?.(pod.ref.namespace, instance) : undefined;
+      out.push({ ...pod, workloadLabels: labels, ...(owner ? { owner } : {}), ...(image ? { image } : {}) });
+    }
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** A pod that cannot become a Pod: reported Failed with the same reason and message as on the process runtime. */
+export interface FailedManifest {
+  readonly pod: KubeDesiredPod;
+  readonly reason: PodPlanErrorReason | 'INTERNAL';
+  readonly message: string;
+}
+
+export interface DesiredObjects {
+  readonly pods: V1Pod[];
+  readonly services: V1Service[];
+  readonly failed: FailedManifest[];
+}
+
+export interface DesiredObjectsInput {
+  readonly pods: readonly KubeDesiredPod[];
+  /** Every deployment that exists (replicas or not): one Service each. */
+  readonly deployments?: readonly DeploymentServiceInput[];
+  /** Type of the instances' SSH Services; default NodePort. */
+  readonly sshServiceType?: SshServiceType;
+}
+
+/** The Pods and Services the cluster should hold, and the pods that cannot be made (as data, never thrown). */
+export function desiredObjects(input: DesiredObjectsInput, ctx: KubePodContext): DesiredObjects {
+  const pods: V1Pod[] = [];
+  const failed: FailedManifest[] = [];
+  const services = new Map<string, V1Service>();
+  for (const pod of input.pods) {
+    try {
+      pods.push(podManifestOf(pod, ctx));
+    } catch (err) {
+      if (err instanceof PodPlanError) failed.push({ pod, reason: err.reason, message: err.message });
+      else if (err instanceof EngineSpecError) failed.push({ pod, reason: 'INVALID_ENGINE_SPEC', message: err.message });
+      else failed.push({ pod, reason: 'INTERNAL', message: `INTERNAL: ${(err as Error).message ?? String(err)}` });
+      continue;
+    }
+    const instance = pod.template.instance;
+    if (instance) {
+      const name = instance.instance || pod.workloadLabels?.[OwnerLabels.instance] || pod.ref.workload;
+      const service = instanceServiceOf({ namespace: pod.ref.namespace, name, uid: pod.workloadLabels?.[OwnerLabels.ownerUid] ?? '', ...(pod.owner ? { owner: pod.owner } : {}), ...(input.sshServiceType ? { type: input.sshServiceType } : {}) });
+      services.set(`${service.metadata!.namespace}/${service.metadata!.name}`, service);
+    }
+  }
+  for (const deployment of input.deployments ?? []) {
+    const service = deploymentServiceOf(deployment);
+    services.set(`${service.metadata!.namespace}/${service.metadata!.name}`, service);
+  }
+  return { pods, services: [...services.values()], failed };
+}

@@ -1,0 +1,325 @@
+import type { V1Container, V1EnvVar, V1OwnerReference, V1Pod, V1Probe, V1ResourceRequirements, V1Toleration, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { NodeInventory, type EngineRun, type InstanceRun, type SecretKeyRef } from '@gpufleet/contracts';
+import { buildEngineCommand, simulatedEngineCommand, type EngineCommand, type EngineKind, type EngineSimEntry } from '@gpufleet/engine-presets';
+import { engineSpecOf } from '@gpufleet/deployments-core/engine-run';
+import { PodPlanError, resolveEngineMode, resolvePodDevices, type DesiredPod, type EngineModeSetting } from '@gpufleet/node-runtime-core';
+import { DEVICE_VISIBILITY_VARS } from '@gpufleet/process-spec';
+import { deviceAssignmentOf, deviceResourceOf, vendorOfPlacement } from './devices';
+import { withSpecHash } from './hash';
+import { containerCommandOf, imageOf, type ImageKind } from './images';
+import { KubeAnnotations, KubeLabels, MANAGED_BY, podNameOf } from './names';
+
+/** API group and version of gpufleet's custom resources. */
+export const GPUFLEET_API_VERSION = 'gpufleet.io/v1';
+
+/** The port every engine container listens on: a Pod has an IP of its own, so one port fits all. */
+export const DEFAULT_ENGINE_PORT = 8000;
+/** sshd's port in an instance's sidecar (unprivileged, so sshd runs as the login user). */
+export const SSH_PORT = 2222;
+/** The login user's uid in both containers of an instance (the sidecar image has it as `gpufleet`). */
+export const DEFAULT_INSTANCE_UID = 1000;
+/** Home of the login user: an emptyDir both containers of an instance mount, its working directory. */
+export const INSTANCE_HOME = '/home/gpufleet';
+
+/** How engine-sim starts in its image. */
+export const DEFAULT_ENGINE_SIM_ENTRY: EngineSimEntry = { command: 'node', args: ['-r', 'reflect-metadata', 'dist/apps/engine-sim/src/main.js'] };
+
+/** The taints of accelerator nodes that gpufleet's pods tolerate (GPU operators' and clouds' usual ones). */
+export const DEFAULT_ACCELERATOR_TOLERATIONS: readonly V1Toleration[] = [
+  { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'amd.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'huawei.com/Ascend910', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'gpufleet.io/accelerator', operator: 'Exists', effect: 'NoSchedule' },
+];
+
+/** Who owns a pod: the ModelDeployment or GPUInstance custom resource, when the cluster has one. */
+export interface OwnerObjectRef {
+  readonly kind: 'ModelDeployment' | 'GPUInstance';
+  readonly name: string;
+  /** The custom resource's metadata.uid (not gpufleet's record uid). */
+  readonly uid: string;
+  /** Default `gpufleet.io/v1`. */
+  readonly apiVersion?: string;
+}
+
+/** A desired pod (node-runtime-core's) with what the Kubernetes runtime needs besides. */
+export interface KubeDesiredPod extends DesiredPod {
+  /** The workload's labels: the owner labels (`gpufleet.io/deployment`, `…/role`, `…/instance`, `…/owner-uid`) are copied. */
+  readonly workloadLabels?: Readonly<Record<string, string>>;
+  /** An instance's `image` (GPUInstanceSpec.image); ignored for engines. */
+  readonly image?: string;
+  readonly owner?: OwnerObjectRef;
+}
+
+/** How this cluster runs pods; the same for every pod. */
+export interface KubePodContext {
+  /** The node's inventory (the nodes bucket): UUIDs for the devices annotation, engine mode, accelerator memory. */
+  inventoryOf(node: string): NodeInventory | undefined;
+  /** `auto` (default): engine-sim on nodes of the `simulated` provider, as the process runtime does. */
+  readonly engineMode?: EngineModeSetting;
+  /** Overrides of DEFAULT_IMAGES, whole references (`registry.local/vllm:v0.11.0`). */
+  readonly images?: Readonly<Partial<Record<ImageKind, string>>>;
+  readonly engineSim?: EngineSimEntry;
+  /** Default DEFAULT_ENGINE_PORT. */
+  readonly enginePort?: number;
+  /** terminationGracePeriodSeconds; default 30 (the process runtime's STOP_GRACE_S). */
+  readonly stopGraceS?: number;
+  /** Default DEFAULT_ACCELERATOR_TOLERATIONS; given to pods that hold accelerators. */
+  readonly tolerations?: readonly V1Toleration[];
+  /** Default `IfNotPresent`. */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** uid of an instance's containers; default DEFAULT_INSTANCE_UID. */
+  readonly instanceUid?: number;
+  /** Longest an engine may take to load its model before it counts as failed, s; default 1800. */
+  readonly engineStartupS?: number;
+}
+
+/**
+ * The Pod of one desired pod, for server-side apply (field manager FIELD_MANAGER). Pure: the same
+ * input gives the same object, whose `gpufleet.io/spec-hash` annotation is the digest of the
+ * rest. Throws node-runtime-core's `PodPlanError` or engine-presets' `EngineSpecError` for the
+ * same problems the process runtime reports as a `Failed` pod (an unknown accelerator, a refused
+ * engine spec): `desiredManifests` collects those as data.
+ *
+ * - namespace: the gpufleet namespace (a ModelDeployment's or GPUInstance's own), because owner
+ *   references cannot cross namespaces and `secretKeyRef` reads Secrets of the pod's namespace;
+ * - pinned with `spec.nodeName`: gpufleet's scheduler already chose the node and holds the devices
+ *   in its ledger, so kube-scheduler must not decide again (it could pick no node or wait);
+ * - devices: the device-plugin resource of `deviceResourceOf` plus the exact assignment in the
+ *   `gpufleet.io/devices` annotation, which the device plugin's Allocate honours.
+ */
+export function podManifestOf(pod: KubeDesiredPod, ctx: KubePodContext): V1Pod {
+  const ref = pod.ref;
+  const inventory = ctx.inventoryOf(ref.node) ?? emptyInventory(ref.node);
+  const assignment = deviceAssignmentOf(pod.placement, inventory);
+  const engine = pod.template.engine;
+  const instance = pod.template.instance;
+  if (!engine && !instance) throw new PodPlanError('UNSUPPORTED_TEMPLATE', 'the pod template has neither an engine nor an instance');
+  const labels = podLabels(pod);
+  const annotations: Record<string, string> = { [KubeAnnotations.pod]: pod.id };
+  if (assignment) annotations[KubeAnnotations.devices] = JSON.stringify(assignment);
+  if (engine?.templateHash) annotations[KubeAnnotations.templateHash] = engine.templateHash;
+  const resources = resourcesOf(pod, inventory);
+  const spec = engine ? engineSpecFor(pod, engine, inventory, resources, ctx) : instanceSpecFor(pod, instance!, resources, ctx);
+  const manifest: V1Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: podNameOf(ref),
+      namespace: ref.namespace,
+      labels,
+      annotations,
+      ...(pod.owner ? { ownerReferences: [ownerReferenceOf(pod.owner)] } : {}),
+    },
+    spec: {
+      nodeName: ref.node,
+      restartPolicy: restartPolicyOf(pod),
+      terminationGracePeriodSeconds: ctx.stopGraceS ?? 30,
+      enableServiceLinks: false,
+      // Engines and sessions have no business with the Kubernetes API.
+      automountServiceAccountToken: false,
+      ...(assignment ? { tolerations: [...(ctx.tolerations ?? DEFAULT_ACCELERATOR_TOLERATIONS)] } : {}),
+      ...spec,
+    },
+  };
+  return withSpecHash(manifest);
+}
+
+/**
+ * Engines and instances both restart `always` on the process runtime (a crashed engine comes
+ * back with backoff; an instance's command too), so their Pods do; a pod kind that runs to
+ * completion would get `OnFailure`.
+ */
+export function restartPolicyOf(_pod: DesiredPod): 'Always' | 'OnFailure' | 'Never' {
+  return 'Always';
+}
+
+export function ownerReferenceOf(owner: OwnerObjectRef): V1OwnerReference {
+  return { apiVersion: owner.apiVersion ?? GPUFLEET_API_VERSION, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** Labels of a pod's Pod: managed-by, which pod, and the owner labels of its workload. */
+export function podLabels(pod: KubeDesiredPod): Record<string, string> {
+  const ref = pod.ref;
+  const labels: Record<string, string> = {
+    [KubeLabels.managedBy]: MANAGED_BY,
+    [KubeLabels.component]: pod.template.engine ? 'engine' : 'instance',
+    [KubeLabels.namespace]: ref.namespace,
+    [KubeLabels.workload]: ref.workload,
+    [KubeLabels.podSet]: ref.podSet,
+    [KubeLabels.replica]: String(ref.replica),
+    [KubeLabels.pod]: String(ref.pod),
+  };
+  // Node names are DNS subdomains (up to 253 characters); a label value holds at most 63.
+  if (LABEL_VALUE.test(ref.node)) labels[KubeLabels.node] = ref.node;
+  const from = pod.workloadLabels ?? {};
+  for (const key of [KubeLabels.deployment, KubeLabels.role, KubeLabels.ordinal, KubeLabels.instance, KubeLabels.ownerUid]) {
+    if (from[key]) labels[key] = from[key];
+  }
+  const engine = pod.template.engine;
+  if (engine) {
+    if (!labels[KubeLabels.deployment] && engine.deployment) labels[KubeLabels.deployment] = engine.deployment;
+    if (!labels[KubeLabels.role] && engine.role) labels[KubeLabels.role] = engine.role;
+    // The deployment's Service sends requests to pod 0 of server and decode replicas (the replica's endpoint).
+    const role = engine.role || 'server';
+    if (ref.pod === 0 && (role === 'server' || role === 'decode')) labels[KubeLabels.endpoint] = 'true';
+  }
+  const instance = pod.template.instance;
+  if (instance && !labels[KubeLabels.instance]) labels[KubeLabels.instance] = instance.instance || ref.workload;
+  return labels;
+}
+
+function resourcesOf(pod: DesiredPod, inventory: NodeInventory): V1ResourceRequirements {
+  const quantities: Record<string, string> = {};
+  if (pod.placement.vcpu > 0) quantities.cpu = String(pod.placement.vcpu);
+  if (pod.placement.memoryMib > 0) quantities.memory = `${pod.placement.memoryMib}Mi`;
+  const device = deviceResourceOf(pod.placement, vendorOfPlacement(pod.placement, inventory));
+  if (device) quantities[device.name] = String(device.quantity);
+  // Requests equal to limits: the pod gets what the scheduler counted, no more (Guaranteed QoS).
+  return Object.keys(quantities).length > 0 ? { requests: { ...quantities }, limits: { ...quantities } } : {};
+}
+
+type PodSpecPart = Pick<NonNullable<V1Pod['spec']>, 'containers' | 'volumes' | 'shareProcessNamespace' | 'securityContext'>;
+
+function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInventory, resources: V1ResourceRequirements, ctx: KubePodContext): PodSpecPart {
+  const port = ctx.enginePort ?? DEFAULT_ENGINE_PORT;
+  const devices = resolvePodDevices(pod.placement, inventory);
+  // In the container the device plugin's devices are numbered from 0, whatever their index on the node.
+  const accelerators = devices.engineIds.map((_, i) => String(i));
+  const spec = engineSpecOf(run, { acceleratorIds: accelerators, port, host: '0.0.0.0', ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}) });
+  const simulated = resolveEngineMode(ctx.engineMode ?? 'auto', inventory) === 'simulated';
+  const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim ?? DEFAULT_ENGINE_SIM_ENTRY) : buildEngineCommand(spec);
+  const kind: ImageKind = simulated ? 'engine-sim' : (spec.engine as EngineKind);
+  const env: V1EnvVar[] = envVars({ ...withoutVisibility(command.env), GPUFLEET_POD: pod.id, ...(run.templateHash ? { GPUFLEET_TEMPLATE_HASH: run.templateHash } : {}), ...(simulated ? { REPLICA_NAME: podNameOf(pod.ref) } : {}) }, run.engine?.envFromSecret ?? {});
+  const health = (periodSeconds: number, failureThreshold: number): V1Probe => ({ httpGet: { path: '/health', port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 });
+  const startupS = ctx.engineStartupS ?? 1800;
+  const image = imageOf(kind, ctx.images, spec.version ?? '');
+  const container: V1Container = {
+    name: 'engine',
+    image,
+    imagePullPolicy: ctx.imagePullPolicy ?? 'IfNotPresent',
+    command: [containerCommandOf(kind, image, command.command)],
+    args: command.args,
+    env,
+    ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+    // Loading a model takes minutes: the startup probe holds liveness off until /health answers once.
+    startupProbe: health(10, Math.max(1, Math.ceil(startupS / 10))),
+    readinessProbe: health(5, 3),
+    livenessProbe: health(10, 6),
+    resources,
+    // Tensor-parallel engines share memory between their workers through /dev/shm.
+    volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
+  };
+  return { containers: [container], volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory' } }] };
+}
+
+/**
+ * The sidecar's start: a host key of its own (kept in the pod's memory emptyDir, printed once for
+ * the status), then the authorized keys, each with the login environment as `environment="…"`
+ * options (PermitUserEnvironment), so the session environment does not depend on the image's
+ * home directories; the values come from the container's environment (Secrets by reference), so
+ * no value is in the Pod's spec or sshd's arguments. A `"` in a value is escaped; a newline
+ * becomes a space. Then sshd in the foreground as the login user.
+ */
+export const SSHD_SCRIPT = [
+  'set -eu',
+  'd=/run/gpufleet-sshd',
+  'mkdir -p "$d"',
+  '[ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N "" -f "$d/ssh_host_ed25519_key"',
+  'echo "gpufleet ssh host key: $(cat "$d/ssh_host_ed25519_key.pub")"',
+  'opts=""',
+  'for v in $GPUFLEET_SESSION_ENV; do val=$(printf "%s" "$(printenv "$v")" | tr "\\n" " " | sed \'s/"/\\\\"/g\'); opts="${opts}environment=\\"$v=$val\\","; done',
+  'opts=${opts%,}',
+  'umask 077',
+  'printf "%s\\n" "$GPUFLEET_AUTHORIZED_KEYS" | while IFS= read -r k; do [ -z "$k" ] || printf "%s%s\\n" "${opts:+$opts }" "$k"; done > "$d/authorized_keys"',
+  'exec /usr/sbin/sshd -D -e -f /dev/null -p "$SSH_PORT" -h "$d/ssh_host_ed25519_key" -o PidFile=none ' +
+    '-o AuthorizedKeysFile="$d/authorized_keys" -o PubkeyAuthentication=yes -o PasswordAuthentication=no ' +
+    '-o KbdInteractiveAuthentication=no -o HostbasedAuthentication=no -o PermitRootLogin=no ' +
+    '-o PermitUserEnvironment=yes -o StrictModes=no -o UsePAM=no -o "Subsystem sftp internal-sftp"',
+].join('\n');
+
+function instanceSpecFor(pod: KubeDesiredPod, run: InstanceRun, resources: V1ResourceRequirements, ctx: KubePodContext): PodSpecPart {
+  checkInstance(pod, run);
+  const uid = ctx.instanceUid ?? DEFAULT_INSTANCE_UID;
+  const sessionEnv: Record<string, string> = { ...run.env, GPUFLEET_POD: pod.id };
+  const env = envVars(sessionEnv, run.envFromSecret ?? {});
+  const home: V1VolumeMount = { name: 'home', mountPath: INSTANCE_HOME };
+  const securityContext = { runAsUser: uid, runAsGroup: uid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+  const workload: V1Container = {
+    name: 'workload',
+    image: imageOf('instance', pod.image ? { instance: pod.image } : ctx.images),
+    imagePullPolicy: ctx.imagePullPolicy ?? 'IfNotPresent',
+    // Without a command the container only holds the devices; sessions reach it through the shared PID namespace.
+    command: ['/bin/sh', '-c', run.command.trim() ? run.command : 'exec sleep infinity'],
+    env: [...env, { name: 'HOME', value: INSTANCE_HOME }],
+    workingDir: INSTANCE_HOME,
+    resources,
+    securityContext,
+    volumeMounts: [home],
+  };
+  const names = [...Object.keys(sessionEnv), ...Object.keys(run.envFromSecret ?? {})].sort();
+  const sshd: V1Container = {
+    name: 'sshd',
+    image: imageOf('sshd', ctx.images),
+    imagePullPolicy: ctx.imagePullPolicy ?? 'IfNotPresent',
+    command: ['/bin/sh', '-c', SSHD_SCRIPT],
+    env: [
+      ...env,
+      { name: 'HOME', value: INSTANCE_HOME },
+      { name: 'SSH_PORT', value: String(SSH_PORT) },
+      { name: 'GPUFLEET_AUTHORIZED_KEYS', value: run.sshPublicKeys.map((k) => k.trim()).join('\n') },
+      { name: 'GPUFLEET_SESSION_ENV', value: names.join(' ') },
+    ],
+    workingDir: INSTANCE_HOME,
+    ports: [{ name: 'ssh', containerPort: SSH_PORT, protocol: 'TCP' }],
+    readinessProbe: { tcpSocket: { port: 'ssh' }, periodSeconds: 5 },
+    livenessProbe: { tcpSocket: { port: 'ssh' }, periodSeconds: 10, failureThreshold: 6 },
+    // Sessions run here: they may use the pod's memory, as sshd's cgroup does on the process runtime.
+    resources: sidecarResources(resources),
+    securityContext,
+    volumeMounts: [home, { name: 'sshd', mountPath: '/run/gpufleet-sshd' }],
+  };
+  const volumes: V1Volume[] = [
+    { name: 'home', emptyDir: {} },
+    { name: 'sshd', emptyDir: { medium: 'Memory' } },
+  ];
+  return { containers: [workload, sshd], volumes, shareProcessNamespace: true, securityContext: { fsGroup: uid } };
+}
+
+function sidecarResources(pod: V1ResourceRequirements): V1ResourceRequirements {
+  const memory = pod.limits?.memory;
+  return { requests: { cpu: '50m', memory: '64Mi' }, ...(memory ? { limits: { memory } } : {}) };
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LABEL_VALUE = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** The process runtime's refusals for an instance, so a template that fails there fails here. */
+function checkInstance(pod: DesiredPod, run: InstanceRun): void {
+  if (run.sshPublicKeys.length === 0) throw new PodPlanError('INVALID_INSTANCE', `instance ${run.instance || pod.ref.workload} has no SSH public key; logins are by key only`);
+  for (const name of [...Object.keys(run.env), ...Object.keys(run.envFromSecret ?? {})]) {
+    if (!ENV_NAME.test(name)) throw new PodPlanError('INVALID_INSTANCE', `env.${name}: not a valid environment variable name`);
+    if (DEVICE_VISIBILITY_VARS.includes(name)) throw new PodPlanError('INVALID_INSTANCE', `env.${name}: set from the allocated devices; remove it from the instance`);
+  }
+}
+
+/**
+ * Plain variables, then `env_from_secret` as `valueFrom.secretKeyRef` of the Kubernetes Secret of
+ * the same name in the pod's namespace: the value never enters the Pod's spec. Sorted by name.
+ */
+export function envVars(env: Readonly<Record<string, string>>, fromSecret: Readonly<Record<string, SecretKeyRef>>): V1EnvVar[] {
+  const out: V1EnvVar[] = [];
+  for (const [name, value] of Object.entries(env)) if (!(name in fromSecret)) out.push({ name, value });
+  for (const [name, ref] of Object.entries(fromSecret)) out.push({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } });
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function withoutVisibility(env: Readonly<Record<string, string>>): Record<string, string> {
+  // The device plugin's Allocate sets the visibility variables of the devices it hands over.
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !DEVICE_VISIBILITY_VARS.includes(name)));
+}
+
+function emptyInventory(node: string): NodeInventory {
+  // An unknown node has no accelerators: a pod that holds some fails UNKNOWN_ACCELERATOR naming it.
+  return NodeInventory.fromPartial({ nodeName: node });
+}

@@ -1,0 +1,88 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { withSpecHash } from './hash';
+import { ownerReferenceOf, DEFAULT_ENGINE_PORT, type OwnerObjectRef } from './pod-manifest';
+import { deploymentServiceName, instanceServiceName, KubeLabels, MANAGED_BY } from './names';
+
+export interface DeploymentServiceInput {
+  readonly namespace: string;
+  readonly name: string;
+  /** ModelDeployment.uid: the Service selects only this incarnation's pods. '' for records from before uids. */
+  readonly uid: string;
+  readonly owner?: OwnerObjectRef;
+  /** The Service's port; default DEFAULT_ENGINE_PORT. */
+  readonly port?: number;
+}
+
+/**
+ * The endpoint of a deployment: a ClusterIP Service named after it, port `http`, selecting the
+ * pods that serve (pod 0 of each server or decode replica) of this deployment and owner uid.
+ * Kubernetes puts only Ready pods behind it. It exists as long as the deployment does, replicas
+ * or not, so its address survives a scale to zero.
+ */
+export function deploymentServiceOf(input: DeploymentServiceInput): V1Service {
+  const selector: Record<string, string> = {
+    [KubeLabels.managedBy]: MANAGED_BY,
+    [KubeLabels.deployment]: input.name,
+    [KubeLabels.endpoint]: 'true',
+    ...(input.uid ? { [KubeLabels.ownerUid]: input.uid } : {}),
+  };
+  return withSpecHash<V1Service>({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: deploymentServiceName(input.name),
+      namespace: input.namespace,
+      labels: { [KubeLabels.managedBy]: MANAGED_BY, [KubeLabels.component]: 'endpoint', [KubeLabels.namespace]: input.namespace, [KubeLabels.deployment]: input.name, ...(input.uid ? { [KubeLabels.ownerUid]: input.uid } : {}) },
+      annotations: {},
+      ...(input.owner ? { ownerReferences: [ownerReferenceOf(input.owner)] } : {}),
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [{ name: 'http', port: input.port ?? DEFAULT_ENGINE_PORT, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' }],
+    },
+  });
+}
+
+export type SshServiceType = 'NodePort' | 'ClusterIP';
+
+export interface InstanceServiceInput {
+  readonly namespace: string;
+  /** The GPUInstance's name. */
+  readonly name: string;
+  readonly uid: string;
+  readonly owner?: OwnerObjectRef;
+  /** Default `NodePort`: reachable from outside the cluster at `<node address>:<nodePort>`. */
+  readonly type?: SshServiceType;
+  /** The Service's port; default 22. */
+  readonly port?: number;
+}
+
+/**
+ * SSH to an instance: port `ssh` (22 by default) to the sidecar's 2222. NodePort by default, and
+ * the node port is left to Kubernetes to allocate (gpufleet does not own the field, so server-side
+ * apply keeps the allocated one).
+ */
+export function instanceServiceOf(input: InstanceServiceInput): V1Service {
+  const selector: Record<string, string> = {
+    [KubeLabels.managedBy]: MANAGED_BY,
+    [KubeLabels.instance]: input.name,
+    ...(input.uid ? { [KubeLabels.ownerUid]: input.uid } : {}),
+  };
+  return withSpecHash<V1Service>({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: instanceServiceName(input.name),
+      namespace: input.namespace,
+      labels: { [KubeLabels.managedBy]: MANAGED_BY, [KubeLabels.component]: 'ssh', [KubeLabels.namespace]: input.namespace, [KubeLabels.instance]: input.name, ...(input.uid ? { [KubeLabels.ownerUid]: input.uid } : {}) },
+      annotations: {},
+      ...(input.owner ? { ownerReferences: [ownerReferenceOf(input.owner)] } : {}),
+    },
+    spec: {
+      type: input.type ?? 'NodePort',
+      selector,
+      ports: [{ name: 'ssh', port: input.port ?? 22, targetPort: 'ssh', protocol: 'TCP' }],
+    },
+  });
+}
