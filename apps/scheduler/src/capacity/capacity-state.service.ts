@@ -160,6 +160,11 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     return runtime ? { ...withBeat, runtime } : withBeat;
   }
 
+  /** The node's record in the nodes bucket (its inventory); undefined when unknown. */
+  inventoryOf(node: string): NodeInventory | undefined {
+    return this.nodes?.get(node)?.value;
+  }
+
   /** The node runtime's report of itself; undefined when none (or a malformed one) was written. */
   runtimeOf(node: string): NodeRuntimeReport | undefined {
     const report = this.runtimes?.get(node)?.value;
