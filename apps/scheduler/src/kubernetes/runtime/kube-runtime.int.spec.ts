@@ -147,3 +147,27 @@ it('runs a deployment as Pods, turns the kubelet’s status into Ready, scales, 
   await waitFor('the Service gone', async () => ((await core.listNamespacedService({ namespace: NS, labelSelector: SELECTOR })).items.length === 0 ? true : undefined), WAIT);
   await waitFor('no pod records', async () => ((await records.list()).length === 0 ? true : undefined), WAIT);
 });
+
+it('places nothing on a cordoned Kubernetes Node, says why in the node status, and uses it again once uncordoned', async () => {
+  const node = (name: string, unschedulable: boolean) =>
+    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { unschedulable }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
+  node('gpu-0', true);
+  const message = async (): Promise<string> => {
+    const { nodes } = await callUnary(h.clients.capacity, h.clients.capacity.listNodes, { pageSize: 0, pageToken: '', pool: '', labelSelector: {} }, { metadata: h.admin() });
+    return nodes.find((n) => n.name === 'gpu-0')?.status?.message ?? '';
+  };
+  await waitFor('gpu-0 held back', async () => ((await message()).includes('cordoned') ? true : undefined), WAIT);
+  expect((await kubectl('get', 'nodes')).stdout).toMatch(/gpu-0\s+Ready,SchedulingDisabled/);
+
+  // Two replicas of a whole node each: one fits on gpu-1, the other waits rather than take gpu-0.
+  const whole = { accelerator: { whole: 8 }, vcpu: 2, memoryMib: 4096 };
+  await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: deployment({ name: 'big', roles: [{ role: 'server', replicas: 2, size: 1, resources: whole }] }) }, { metadata: h.admin() });
+  await podsWhen('one Pod on gpu-1', (list) => list.length === 1 && list[0].spec!.nodeName === 'gpu-1');
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect((await pods()).map((p) => p.spec!.nodeName)).toEqual(['gpu-1']);
+
+  node('gpu-0', false);
+  const both = await podsWhen('the second replica on gpu-0', (list) => list.length === 2);
+  expect(both.map((p) => p.spec!.nodeName).sort()).toEqual(['gpu-0', 'gpu-1']);
+  await waitFor('gpu-0 no longer held back', async () => (!(await message()).includes('not placed on') ? true : undefined), WAIT);
+});

@@ -141,6 +141,11 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     this.podStore = await KvStore.open(this.nc.jetstream(), Buckets.pods(this.config.GPUFLEET_CLUSTER), PodRuntimeStatus);
     const server = this.kc.getCurrentCluster()?.server ?? '';
     this.logger.info(`kubernetes runtime: Pods and Services in namespace ${this.namespace} of ${server}, field manager ${this.config.KUBE_FIELD_MANAGER}`);
+    // A Kubernetes Node that is cordoned, NotReady or tainted is not placed on; a node Kubernetes does not (yet) know is left to the heartbeats.
+    this.capacity.setPlacementGate((node) => {
+      const state = this.nodeStates.get(node);
+      return state && !state.schedulable ? `Kubernetes Node ${node} is not schedulable: ${state.reasons.join('; ')}` : undefined;
+    });
     this.poll = setInterval(() => this.followLeadership(), LEADERSHIP_POLL_MS);
     this.poll.unref();
     this.followLeadership();
@@ -148,6 +153,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     if (this.poll) clearInterval(this.poll);
+    this.capacity.setPlacementGate(undefined);
     await this.stepDown();
   }
 
@@ -201,7 +207,8 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const kick = (): void => this.loop.kick();
     const nodeChanged = (node: V1Node): void => this.nodeChanged(node);
     const nodeGone = (node: V1Node): void => {
-      this.nodeStates.delete(node.metadata?.name ?? '');
+      const name = node.metadata?.name ?? '';
+      if (this.nodeStates.delete(name)) this.capacity.refreshNode(name);
       kick();
     };
     for (const informer of [pods, services] as Array<Watched<KubernetesObject>>) {
@@ -261,7 +268,9 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     await this.starting;
     for (const informer of [this.pods, this.services, this.nodes]) await informer?.stop().catch(() => undefined);
     this.pods = this.services = this.nodes = undefined;
+    const held = [...this.nodeStates.keys()];
     this.nodeStates.clear();
+    for (const name of held) this.capacity.refreshNode(name);
     this.written.clear();
     this.ensuredNamespaces.clear();
     await stopping;
@@ -272,8 +281,9 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const state = nodeStateOf(node);
     const before = this.nodeStates.get(state.name);
     this.nodeStates.set(state.name, state);
-    if (before?.schedulable !== state.schedulable) {
+    if (before?.schedulable !== state.schedulable || before.reasons.join() !== state.reasons.join()) {
       this.logger.info({ node: state.name }, `Kubernetes Node ${state.name} is ${state.schedulable ? 'schedulable' : `not schedulable: ${state.reasons.join('; ')}`}`);
+      this.capacity.refreshNode(state.name);
     }
     this.loop.kick();
   }
