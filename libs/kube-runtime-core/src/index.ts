@@ -9,3 +9,4 @@ export * from './pod-status';
 export * from './reconcile-plan';
 export * from './nodes';
 export * from './crds';
+export * from './workload-namespace';

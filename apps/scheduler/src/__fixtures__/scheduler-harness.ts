@@ -18,7 +18,19 @@ import { startService, type RunningService } from '@gpufleet/service-kit';
 import { freePort, node, startNats, waitFor, type RunningServer } from '@gpufleet/testing';
 import { loadConfig } from '@gpufleet/config';
 import { AppModule } from '../app.module';
-import { schedulerConfigSchema } from '../config';
+import { schedulerConfigSchema, type SchedulerConfig } from '../config';
+
+function clientsOf(service: RunningService): SchedulerClients {
+  const address = `127.0.0.1:${service.grpcPort}`;
+  const insecure = credentials.createInsecure();
+  return {
+    capacity: new CapacityServiceClient(address, insecure),
+    scheduling: new SchedulingServiceClient(address, insecure),
+    queues: new QueueServiceClient(address, insecure),
+    deployments: new DeploymentServiceClient(address, insecure),
+    instances: new InstanceServiceClient(address, insecure),
+  };
+}
 
 let clusterCount = 0;
 
@@ -35,9 +47,10 @@ export class SchedulerHarness {
     readonly cluster: string,
     readonly nats: RunningServer,
     readonly nc: NatsConnection,
-    readonly service: RunningService,
-    readonly clients: SchedulerClients,
+    public service: RunningService,
+    public clients: SchedulerClients,
     readonly adminToken: string,
+    private readonly config: SchedulerConfig,
   ) {}
 
   /** NATS, `nodes` 8-GPU H100 node records, and a scheduler (admin token set) that has loaded them. */
@@ -61,28 +74,34 @@ export class SchedulerHarness {
       ...options.env,
     });
     const service = await startService({ service: 'scheduler', config, module: AppModule.forRoot(config) });
-    const address = `127.0.0.1:${service.grpcPort}`;
-    const insecure = credentials.createInsecure();
-    const clients: SchedulerClients = {
-      capacity: new CapacityServiceClient(address, insecure),
-      scheduling: new SchedulingServiceClient(address, insecure),
-      queues: new QueueServiceClient(address, insecure),
-      deployments: new DeploymentServiceClient(address, insecure),
-      instances: new InstanceServiceClient(address, insecure),
-    };
-    const h = new SchedulerHarness(cluster, nats, nc, service, clients, adminToken);
+    const h = new SchedulerHarness(cluster, nats, nc, service, clientsOf(service), adminToken, config);
+    await h.loaded();
+    return h;
+  }
+
+  /** Stops the scheduler and starts a new one on the same NATS (and config), as a process restart would. */
+  async restart(): Promise<void> {
+    for (const client of Object.values(this.clients)) client.close();
+    await this.service.close();
+    this.service = await startService({ service: 'scheduler', config: this.config, module: AppModule.forRoot(this.config) });
+    this.clients = clientsOf(this.service);
+    await this.loaded();
+  }
+
+  private async loaded(): Promise<void> {
+    const clients = this.clients;
+    const admin = this.admin();
     // Ready once the node records are in the capacity views and a default ClusterQueue exists.
     await waitFor(
       'the scheduler to load its node records and default queues',
       async () => {
-        const pools = await callUnary(clients.capacity, clients.capacity.listPools, { pageSize: 0, pageToken: '' }, { metadata: h.admin() }).catch(() => undefined);
+        const pools = await callUnary(clients.capacity, clients.capacity.listPools, { pageSize: 0, pageToken: '' }, { metadata: admin }).catch(() => undefined);
         if (!pools?.pools.length) return undefined;
-        const queues = await callUnary(clients.queues, clients.queues.listClusterQueues, { pageSize: 0, pageToken: '' }, { metadata: h.admin() }).catch(() => undefined);
+        const queues = await callUnary(clients.queues, clients.queues.listClusterQueues, { pageSize: 0, pageToken: '' }, { metadata: admin }).catch(() => undefined);
         return queues?.clusterQueues.length ? true : undefined;
       },
       { timeoutMs: 20_000, intervalMs: 50 },
     );
-    return h;
   }
 
   admin(): Metadata {

@@ -39,6 +39,7 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private readonly nodeListeners = new Set<(node: Node) => void>();
   private readonly removalListeners = new Set<(node: string, pool: string) => void>();
   private nodes?: KvMirror<NodeInventory>;
+  private placementGate?: (node: string) => string | undefined;
   /** What each node's runtime reported of itself (sandboxed, sharing allowed). */
   private runtimes?: KvMirror<NodeRuntimeReport>;
   private heartbeats?: Subscription;
@@ -157,7 +158,37 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     const lastHeartbeat = this.liveness.lastHeartbeat(node.name);
     const withBeat = lastHeartbeat && node.status ? { ...node, status: { ...node.status, lastHeartbeat } } : node;
     const runtime = this.runtimeOf(node.name);
-    return runtime ? { ...withBeat, runtime } : withBeat;
+    const held = this.heldBack(node.name);
+    const gated = held && withBeat.status ? { ...withBeat, status: { ...withBeat.status, message: [withBeat.status.message, `not placed on: ${held}`].filter(Boolean).join('; ') } } : withBeat;
+    return runtime ? { ...gated, runtime } : gated;
+  }
+
+  /**
+   * Whether placement may use the node: Ready, and not held back by the placement gate (the
+   * kubernetes runtime's: a cordoned, NotReady or tainted Kubernetes Node). Without a gate, Ready.
+   */
+  placeable(node: Node): boolean {
+    return node.status?.phase === NodePhase.NODE_PHASE_READY && this.heldBack(node.name) === undefined;
+  }
+
+  /** Why the gate keeps placement off the node; undefined when it does not. */
+  heldBack(node: string): string | undefined {
+    return this.placementGate?.(node);
+  }
+
+  /** Sets the one placement gate (the kubernetes runtime); undefined removes it. */
+  setPlacementGate(gate: ((node: string) => string | undefined) | undefined): void {
+    this.placementGate = gate;
+  }
+
+  /** Tells the node listeners (admission) that the node changed, e.g. when the gate's answer did. */
+  refreshNode(name: string): void {
+    this.nodeChanged(name);
+  }
+
+  /** The node's record in the nodes bucket (its inventory); undefined when unknown. */
+  inventoryOf(node: string): NodeInventory | undefined {
+    return this.nodes?.get(node)?.value;
   }
 
   /** The node runtime's report of itself; undefined when none (or a malformed one) was written. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Events, EventDefinition, NodePhase, parseWorkloadKey, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { Events, EventDefinition, parseWorkloadKey, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
 import { EventBus, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import {
@@ -84,7 +84,7 @@ export class AdmissionService {
     const model = this.capacity.model;
     const engine = new PlacementEngine();
     for (const node of model.listNodes()) {
-      if (node.inventory) engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool, this.capacity.tenancyOf(node.name));
+      if (node.inventory) engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name));
     }
     const ledgers = [...this.store.ledger.entries.values()].map((e) => e.value);
     for (const problem of engine.loadLedger(ledgers)) this.logger.error(`ledger: ${problem}`);
@@ -130,7 +130,7 @@ export class AdmissionService {
       }),
       this.capacity.onNodeChanged((node) => {
         if (!node.inventory) return;
-        engine.upsertNode(node.inventory, node.status?.phase === NodePhase.NODE_PHASE_READY, node.pool, this.capacity.tenancyOf(node.name));
+        engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name));
         const shape = poolShapeFromCapacity(model, node.pool);
         if (shape) controller.setPoolShape(shape);
         controller.capacityChanged(node.pool);

@@ -1,0 +1,173 @@
+// The kubernetes runtime end to end: a real nats-server and scheduler (RUNTIME=kubernetes) against
+// the Kubernetes API simulator, with kubectl as a user would run it. The test acts as the kubelet
+// (api.put of a Pod's status): nothing runs behind the simulator.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { Buckets, DeploymentPhase, NodeLedger, PodRuntimeStatus } from '@gpufleet/contracts';
+import { callUnary } from '@gpufleet/grpc-kit';
+import { KvStore } from '@gpufleet/messaging';
+import { startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
+import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
+import { deployment } from '../../__fixtures__/requests';
+
+jest.setTimeout(60_000);
+
+const NS = 'gpufleet';
+const SELECTOR = 'app.kubernetes.io/managed-by=gpufleet';
+const WAIT = { timeoutMs: 15_000, intervalMs: 50 };
+
+let api: KubeApiServer;
+let h: SchedulerHarness;
+let core: CoreV1Api;
+let dir: string;
+
+function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile('/usr/bin/kubectl', ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
+      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function pods(): Promise<V1Pod[]> {
+  return (await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR })).items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+async function podsWhen(what: string, ok: (pods: V1Pod[]) => boolean): Promise<V1Pod[]> {
+  return waitFor(
+    what,
+    async () => {
+      const list = await pods();
+      return ok(list) ? list : undefined;
+    },
+    WAIT,
+  );
+}
+
+/** What the kubelet would write once the engine's health probe passes. */
+function running(pod: V1Pod, ip: string): V1Pod {
+  const now = new Date().toISOString();
+  return {
+    ...pod,
+    status: {
+      phase: 'Running',
+      podIP: ip,
+      hostIP: '192.168.0.10',
+      startTime: now as unknown as Date,
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ],
+      containerStatuses: [{ name: 'engine', image: pod.spec!.containers[0].image!, imageID: '', ready: true, started: true, restartCount: 0, containerID: 'containerd://abc', state: { running: { startedAt: now as unknown as Date } } }],
+    },
+  };
+}
+
+async function getDeployment() {
+  return (await callUnary(h.clients.deployments, h.clients.deployments.getDeployment, { namespace: 'default', name: 'd' }, { metadata: h.admin() })).deployment!;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gpufleet-kube-runtime-'));
+  api = await startKubeApiServer();
+  for (const name of ['gpu-0', 'gpu-1']) {
+    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
+  }
+  h = await SchedulerHarness.start({ env: { RUNTIME: 'kubernetes', KUBECONFIG: api.kubeconfigPath, KUBE_WORKLOAD_NAMESPACE: NS } });
+  const kc = new KubeConfig();
+  kc.loadFromOptions(api.kubeConfig());
+  core = kc.makeApiClient(CoreV1Api);
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await api?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('runs a deployment as Pods, turns the kubelet’s status into Ready, scales, re-adopts after a restart and cleans up', async () => {
+  await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: deployment({ roles: [{ role: 'server', replicas: 2, size: 1, resources: { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 } }] }) }, { metadata: h.admin() });
+
+  // Pods pinned to the placed nodes, requesting the device plugin's resource, labelled.
+  const created = await podsWhen('two Pods', (list) => list.length === 2);
+  expect((await core.readNamespace({ name: NS })).metadata?.name).toBe(NS);
+  const ledgers = await KvStore.open(h.nc.jetstream(), Buckets.ledger(h.cluster), NodeLedger);
+  const placedNodes = new Set<string>();
+  for (const v of await ledgers.list()) if (v.value.entries.length > 0) placedNodes.add(v.key);
+  for (const pod of created) {
+    expect(placedNodes.has(pod.spec!.nodeName!)).toBe(true);
+    expect(pod.spec!.containers[0].resources!.limits!['gpufleet.io/nvidia-gpu']).toBe('1');
+    expect(pod.metadata!.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'gpufleet', 'gpufleet.io/namespace': 'default', 'gpufleet.io/deployment': 'd', 'app.kubernetes.io/component': 'engine' });
+    expect(pod.metadata!.labels!['gpufleet.io/owner-uid']).toBe((await getDeployment()).uid);
+    expect(pod.metadata!.name!.startsWith('default-d-')).toBe(true);
+    expect(pod.metadata!.managedFields?.some((f) => f.manager === 'gpufleet' && f.operation === 'Apply')).toBe(true);
+  }
+  const service = await waitFor('the deployment Service', () => core.readNamespacedService({ namespace: NS, name: 'default-d' }).catch(() => undefined), WAIT);
+  expect(service.spec!.selector).toMatchObject({ 'gpufleet.io/deployment': 'd', 'gpufleet.io/namespace': 'default', 'gpufleet.io/endpoint': 'true' });
+
+  const listed = await kubectl('get', 'pods', '-n', NS, '-o', 'wide');
+  expect(listed.stderr).toBe('');
+  expect(listed.code).toBe(0);
+  for (const pod of created) expect(listed.stdout).toMatch(new RegExp(`${pod.metadata!.name}\\s+0/1\\s+Pending.*${pod.spec!.nodeName}`));
+
+  // The kubelet reports them Ready: the pods bucket and the deployment follow.
+  const records = await KvStore.open(h.nc.jetstream(), Buckets.pods(h.cluster), PodRuntimeStatus);
+  created.forEach((pod, i) => api.put(running(pod, `10.0.0.${i + 1}`) as Parameters<KubeApiServer['put']>[0]));
+  await waitFor(
+    'both pod records Ready',
+    async () => {
+      const all = (await records.list()).map((v) => v.value);
+      return all.length === 2 && all.every((r) => r.state === 'Ready' && r.host.startsWith('10.0.0.') && r.port === 8000) ? all : undefined;
+    },
+    WAIT,
+  );
+  await waitFor('the deployment Ready', async () => ((await getDeployment()).status?.phase === DeploymentPhase.DEPLOYMENT_PHASE_READY ? true : undefined), WAIT);
+  expect((await kubectl('get', 'pods', '-n', NS)).stdout).toMatch(/1\/1\s+Running/);
+
+  // Scale down: the surplus Pod goes, the other stays as it was.
+  const spec = (await getDeployment()).spec!;
+  await callUnary(h.clients.deployments, h.clients.deployments.updateDeployment, { spec: { ...spec, roles: [{ ...spec.roles[0], replicas: 1 }] } }, { metadata: h.admin() });
+  const [kept] = await podsWhen('one Pod left', (list) => list.length === 1);
+  expect(created.map((p) => p.metadata!.uid)).toContain(kept.metadata!.uid);
+  await waitFor('one pod record', async () => ((await records.list()).length === 1 ? true : undefined), WAIT);
+
+  // A restarted scheduler re-adopts the Pod: same uid, same resourceVersion, no new write.
+  await h.restart();
+  await new Promise((r) => setTimeout(r, 2_000));
+  const after = await pods();
+  expect(after.map((p) => [p.metadata!.uid, p.metadata!.resourceVersion])).toEqual([[kept.metadata!.uid, kept.metadata!.resourceVersion]]);
+  expect((await records.list()).map((v) => v.value.state)).toEqual(['Ready']);
+
+  // Deleting the deployment deletes its Pods and its Service.
+  await callUnary(h.clients.deployments, h.clients.deployments.deleteDeployment, { namespace: 'default', name: 'd' }, { metadata: h.admin() });
+  await podsWhen('no Pods', (list) => list.length === 0);
+  await waitFor('the Service gone', async () => ((await core.listNamespacedService({ namespace: NS, labelSelector: SELECTOR })).items.length === 0 ? true : undefined), WAIT);
+  await waitFor('no pod records', async () => ((await records.list()).length === 0 ? true : undefined), WAIT);
+});
+
+it('places nothing on a cordoned Kubernetes Node, says why in the node status, and uses it again once uncordoned', async () => {
+  const node = (name: string, unschedulable: boolean) =>
+    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { unschedulable }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
+  node('gpu-0', true);
+  const message = async (): Promise<string> => {
+    const { nodes } = await callUnary(h.clients.capacity, h.clients.capacity.listNodes, { pageSize: 0, pageToken: '', pool: '', labelSelector: {} }, { metadata: h.admin() });
+    return nodes.find((n) => n.name === 'gpu-0')?.status?.message ?? '';
+  };
+  await waitFor('gpu-0 held back', async () => ((await message()).includes('cordoned') ? true : undefined), WAIT);
+  expect((await kubectl('get', 'nodes')).stdout).toMatch(/gpu-0\s+Ready,SchedulingDisabled/);
+
+  // Two replicas of a whole node each: one fits on gpu-1, the other waits rather than take gpu-0.
+  const whole = { accelerator: { whole: 8 }, vcpu: 2, memoryMib: 4096 };
+  await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: deployment({ name: 'big', roles: [{ role: 'server', replicas: 2, size: 1, resources: whole }] }) }, { metadata: h.admin() });
+  await podsWhen('one Pod on gpu-1', (list) => list.length === 1 && list[0].spec!.nodeName === 'gpu-1');
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect((await pods()).map((p) => p.spec!.nodeName)).toEqual(['gpu-1']);
+
+  node('gpu-0', false);
+  const both = await podsWhen('the second replica on gpu-0', (list) => list.length === 2);
+  expect(both.map((p) => p.spec!.nodeName).sort()).toEqual(['gpu-0', 'gpu-1']);
+  await waitFor('gpu-0 no longer held back', async () => (!(await message()).includes('not placed on') ? true : undefined), WAIT);
+});

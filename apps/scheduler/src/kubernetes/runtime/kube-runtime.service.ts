@@ -1,0 +1,428 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NatsConnection } from 'nats';
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  makeInformer,
+  PatchStrategy,
+  type Informer,
+  type KubernetesObject,
+  type ObjectCache,
+  type V1Node,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { Buckets, keyOfStoreKey, podStoreKey, PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
+import {
+  desiredKubePods,
+  desiredObjects,
+  inWorkloadNamespace,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  nodeStateOf,
+  PER_NAMESPACE,
+  podStatusFingerprint,
+  podStatusOf,
+  reconcilePlan,
+  type ImageKind,
+  type KubeNodeState,
+  type PlannedDelete,
+} from '@gpufleet/kube-runtime-core';
+import { KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
+import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
+import { CapacityStateService } from '../../capacity/capacity-state.service';
+import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
+import { Leadership } from '../../leadership/leadership';
+import { SchedulingStore } from '../../scheduling/scheduling-store.service';
+import { KUBE_CONFIG } from '../kube-config';
+
+const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** How often leadership is looked at (the Leadership signal has no events). */
+const LEADERSHIP_POLL_MS = 200;
+/** Re-runs a pass this often without a change (a missed event, a namespace deleted by hand). */
+const RESYNC_MS = 10_000;
+/** Tries of one API call that got a 409, 429 or 5xx, with doubling backoff from BACKOFF_MS. */
+const CALL_ATTEMPTS = 4;
+const BACKOFF_MS = 100;
+/** An informer whose watch failed (not a 410, which it handles itself) restarts after this, doubling up to INFORMER_BACKOFF_MAX_MS. */
+const INFORMER_BACKOFF_MS = 500;
+const INFORMER_BACKOFF_MAX_MS = 30_000;
+/** At most this many API writes at once in a pass. */
+const PARALLEL_WRITES = 8;
+
+type Watched<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+
+function codeOf(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { code?: unknown; statusCode?: unknown })?.statusCode ?? (err as { code?: unknown })?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** What an API error says, without the request (whose headers hold the token). */
+function describe(err: unknown): string {
+  if (err instanceof ApiException) {
+    const body = typeof err.body === 'string' ? safeJson(err.body) : err.body;
+    const message = (body as { message?: string } | undefined)?.message;
+    return `HTTP ${err.code}${message ? `: ${message}` : ''}`;
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 200) };
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function bounded<I>(items: readonly I[], limit: number, fn: (item: I) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * The kubernetes runtime on the leader: a ReconcileLoop that turns the placed pods (workloads and
+ * ledger of the store) into Pods and Services by server-side apply and deletes what is no longer
+ * placed, informers on gpufleet's Pods and Services (and on Nodes) in the workload namespace, and
+ * the pods bucket written from the observed Pods, so the controllers read Ready as from a node
+ * runtime. Standbys do nothing here.
+ */
+@Injectable()
+export class KubeRuntimeService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger: Logger;
+  private readonly loop: ReconcileLoop;
+  private readonly objects: KubernetesObjectApi;
+  private readonly core: CoreV1Api;
+  private podStore?: KvStore<PodRuntimeStatus>;
+  private poll?: NodeJS.Timeout;
+  private leadingTerm = 0;
+  private pods?: Watched<V1Pod>;
+  private services?: Watched<V1Service>;
+  private nodes?: Watched<V1Node>;
+  private unsubscribe: Array<() => void> = [];
+  private readonly ensuredNamespaces = new Set<string>();
+  /** Fingerprints of the records this leader wrote, so a record is written once per change. */
+  private readonly written = new Map<string, string>();
+  /** Node states from the Node informer, by name. */
+  private readonly nodeStates = new Map<string, KubeNodeState>();
+  private starting?: Promise<void>;
+
+  constructor(
+    @Inject(KUBE_CONFIG) private readonly kc: KubeConfig,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+    private readonly leadership: Leadership,
+    private readonly store: SchedulingStore,
+    private readonly capacity: CapacityStateService,
+    @Inject(LOGGER) logger: Logger,
+    @Inject(METRICS_REGISTRY) registry: Registry,
+  ) {
+    this.logger = logger.child({ context: 'kube-runtime' });
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.loop = new ReconcileLoop({ name: 'kube-runtime', logger: this.logger, registry, resyncMs: RESYNC_MS, retryMs: 1_000, pass: (run) => this.pass(run) });
+  }
+
+  /** The Kubernetes Node's state, once the Node informer has seen it (the leader only). */
+  nodeState(name: string): KubeNodeState | undefined {
+    return this.nodeStates.get(name);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.podStore = await KvStore.open(this.nc.jetstream(), Buckets.pods(this.config.GPUFLEET_CLUSTER), PodRuntimeStatus);
+    const server = this.kc.getCurrentCluster()?.server ?? '';
+    this.logger.info(`kubernetes runtime: Pods and Services in namespace ${this.namespace} of ${server}, field manager ${this.config.KUBE_FIELD_MANAGER}`);
+    // A Kubernetes Node that is cordoned, NotReady or tainted is not placed on; a node Kubernetes does not (yet) know is left to the heartbeats.
+    this.capacity.setPlacementGate((node) => {
+      const state = this.nodeStates.get(node);
+      return state && !state.schedulable ? `Kubernetes Node ${node} is not schedulable: ${state.reasons.join('; ')}` : undefined;
+    });
+    this.poll = setInterval(() => this.followLeadership(), LEADERSHIP_POLL_MS);
+    this.poll.unref();
+    this.followLeadership();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    this.capacity.setPlacementGate(undefined);
+    await this.stepDown();
+  }
+
+  /** Resolves when no pass is running or asked for (tests). */
+  idle(): Promise<void> {
+    return this.loop.idle();
+  }
+
+  private get namespace(): string {
+    return this.config.KUBE_WORKLOAD_NAMESPACE;
+  }
+
+  private followLeadership(): void {
+    const term = this.leadership.term;
+    if (term === this.leadingTerm) return;
+    if (this.leadingTerm !== 0) void this.stepDown();
+    if (term !== 0) {
+      this.leadingTerm = term;
+      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describe(err)}`));
+    }
+  }
+
+  private async lead(term: number): Promise<void> {
+    const stillLeading = (): boolean => this.leadingTerm === term && this.leadership.term === term;
+    this.logger.info({ term }, 'kubernetes runtime: leading, starting the Pod, Service and Node informers');
+    // The informers of one namespace need it to exist; with "*" each namespace is made when first used.
+    for (let delay = INFORMER_BACKOFF_MS; stillLeading(); delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS)) {
+      try {
+        if (this.namespace !== PER_NAMESPACE) await this.ensureNamespace(this.namespace);
+        break;
+      } catch (err) {
+        this.logger.warn(`could not make namespace ${this.namespace}, retrying in ${delay} ms: ${describe(err)}`);
+        await sleep(delay);
+      }
+    }
+    const perNs = this.namespace === PER_NAMESPACE;
+    const ns = this.namespace;
+    const pods = makeInformer<V1Pod>(
+      this.kc,
+      perNs ? '/api/v1/pods' : `/api/v1/namespaces/${ns}/pods`,
+      () => (perNs ? this.core.listPodForAllNamespaces({ labelSelector: SELECTOR }) : this.core.listNamespacedPod({ namespace: ns, labelSelector: SELECTOR })),
+      SELECTOR,
+    );
+    const services = makeInformer<V1Service>(
+      this.kc,
+      perNs ? '/api/v1/services' : `/api/v1/namespaces/${ns}/services`,
+      () => (perNs ? this.core.listServiceForAllNamespaces({ labelSelector: SELECTOR }) : this.core.listNamespacedService({ namespace: ns, labelSelector: SELECTOR })),
+      SELECTOR,
+    );
+    const nodes = makeInformer<V1Node>(this.kc, '/api/v1/nodes', () => this.core.listNode());
+    const kick = (): void => this.loop.kick();
+    const nodeChanged = (node: V1Node): void => this.nodeChanged(node);
+    const nodeGone = (node: V1Node): void => {
+      const name = node.metadata?.name ?? '';
+      if (this.nodeStates.delete(name)) this.capacity.refreshNode(name);
+      kick();
+    };
+    for (const informer of [pods, services] as Array<Watched<KubernetesObject>>) {
+      informer.on('add', kick);
+      informer.on('update', kick);
+      informer.on('delete', kick);
+    }
+    nodes.on('add', nodeChanged);
+    nodes.on('update', nodeChanged);
+    nodes.on('delete', nodeGone);
+    this.pods = pods;
+    this.services = services;
+    this.nodes = nodes;
+    await Promise.all([
+      this.startInformer('pods', pods, stillLeading),
+      this.startInformer('services', services, stillLeading),
+      this.startInformer('nodes', nodes, stillLeading),
+    ]);
+    if (!stillLeading()) return;
+    const { store, capacity } = this;
+    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick)];
+    this.logger.info(`kubernetes runtime: informers synced (${pods.list().length} Pods, ${services.list().length} Services, ${nodes.list().length} Nodes); reconciling`);
+    this.loop.start();
+  }
+
+  /** Starts an informer, and again after every failure that ends its watch, with backoff; the first list must succeed before this resolves. */
+  private async startInformer(name: string, informer: Watched<KubernetesObject>, stillLeading: () => boolean): Promise<void> {
+    let delay = INFORMER_BACKOFF_MS;
+    informer.on('connect', () => (delay = INFORMER_BACKOFF_MS));
+    informer.on('error', (err) => {
+      if (!stillLeading()) return;
+      this.logger.warn(`${name} informer: watch failed, restarting in ${delay} ms: ${describe(err)}`);
+      const wait = delay;
+      delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
+      setTimeout(() => {
+        if (stillLeading()) informer.start().catch(() => undefined);
+      }, wait).unref();
+    });
+    for (;;) {
+      if (!stillLeading()) return;
+      try {
+        await informer.start();
+        return;
+      } catch (err) {
+        this.logger.warn(`${name} informer: list failed, retrying in ${delay} ms: ${describe(err)}`);
+        await sleep(delay);
+        delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
+      }
+    }
+  }
+
+  private async stepDown(): Promise<void> {
+    if (this.leadingTerm === 0) return;
+    this.leadingTerm = 0;
+    for (const off of this.unsubscribe.splice(0)) off();
+    const stopping = this.loop.stop();
+    await this.starting;
+    for (const informer of [this.pods, this.services, this.nodes]) await informer?.stop().catch(() => undefined);
+    this.pods = this.services = this.nodes = undefined;
+    const held = [...this.nodeStates.keys()];
+    this.nodeStates.clear();
+    for (const name of held) this.capacity.refreshNode(name);
+    this.written.clear();
+    this.ensuredNamespaces.clear();
+    await stopping;
+    this.logger.info('kubernetes runtime: no longer leading, informers stopped');
+  }
+
+  private nodeChanged(node: V1Node): void {
+    const state = nodeStateOf(node);
+    const before = this.nodeStates.get(state.name);
+    this.nodeStates.set(state.name, state);
+    if (before?.schedulable !== state.schedulable || before.reasons.join() !== state.reasons.join()) {
+      this.logger.info({ node: state.name }, `Kubernetes Node ${state.name} is ${state.schedulable ? 'schedulable' : `not schedulable: ${state.reasons.join('; ')}`}`);
+      this.capacity.refreshNode(state.name);
+    }
+    this.loop.kick();
+  }
+
+  /** One pass: desired against observed, apply and delete, then the pods bucket from the observed Pods. */
+  private async pass(run: ReconcilePass): Promise<void> {
+    const pods = this.pods;
+    const services = this.services;
+    if (!pods || !services) return;
+    const { store, capacity } = this;
+    const workloads = { get: (key: string): Workload | undefined => store.workloads.get(keyOfStoreKey(key))?.value };
+    const desiredPods = desiredKubePods([...store.ledger.entries.values()].map((e) => e.value), workloads);
+    const deployments = [...store.deployments.entries.values()]
+      .map((e) => e.value)
+      .filter((d) => d.spec && !d.deletionRequestedAt)
+      .map((d) => ({ namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid }));
+    const images = Object.fromEntries(this.config.KUBE_ENGINE_IMAGES.map((pair) => pair.split('=', 2) as [ImageKind, string]));
+    const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE === 'NodePort' ? 'NodePort' : 'ClusterIP';
+    const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images });
+    const ns = this.namespace;
+    const want = { pods: desired.pods.map((p) => inWorkloadNamespace(p, ns)), services: desired.services.map((s) => inWorkloadNamespace(s, ns)) };
+    const observed = { pods: [...pods.list()], services: [...services.list()] };
+    const plan = reconcilePlan(want, observed);
+    for (const c of plan.conflicts) this.logger.warn(`CONFLICT: ${c.message}`);
+    for (const namespace of new Set([...plan.apply.pods, ...plan.apply.services].map((o) => o.metadata!.namespace!))) await this.ensureNamespace(namespace);
+    const applies: KubernetesObject[] = [...plan.apply.services, ...plan.apply.pods];
+    await run.each(
+      [applies],
+      () => 'apply',
+      (batch) => bounded(batch, PARALLEL_WRITES, (obj) => this.apply(obj, run)),
+    );
+    await run.each(
+      [plan.delete],
+      () => 'delete',
+      (batch) => bounded(batch, PARALLEL_WRITES, (d) => this.remove(d, run)),
+    );
+    await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], desired.failed));
+  }
+
+  private async apply(obj: KubernetesObject, run: ReconcilePass): Promise<void> {
+    if (run.stopped) return;
+    const what = `${obj.kind} ${obj.metadata?.namespace}/${obj.metadata?.name}`;
+    await this.call(what, () => this.objects.patch(obj, undefined, undefined, this.config.KUBE_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+    this.logger.info(`applied ${what}`);
+  }
+
+  private async remove(d: PlannedDelete, run: ReconcilePass): Promise<void> {
+    if (run.stopped) return;
+    const what = `${d.ref.kind} ${d.ref.namespace}/${d.ref.name}`;
+    const spec = { apiVersion: 'v1', kind: d.ref.kind, metadata: { name: d.ref.name, namespace: d.ref.namespace } };
+    try {
+      await this.call(what, () => this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background', { preconditions: { uid: d.ref.uid } }), false);
+      this.logger.info(`deleted ${what} (${d.reason})`);
+    } catch (err) {
+      // Gone already, or replaced by a newer object of the same name (the uid precondition): the next pass sees which.
+      if (codeOf(err) === 404 || codeOf(err) === 409) return;
+      throw err;
+    }
+  }
+
+  /** One API call, tried again on 409 (when `retryConflict`), 429 and 5xx with doubling backoff. */
+  private async call<T>(what: string, fn: () => Promise<T>, retryConflict = true): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const code = codeOf(err) ?? 0;
+        const retriable = (code === 409 && retryConflict) || code === 429 || code >= 500;
+        if (!retriable || attempt >= CALL_ATTEMPTS) throw new Error(`${what}: ${describe(err)}`, { cause: err });
+        await sleep(BACKOFF_MS * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  private async ensureNamespace(name: string): Promise<void> {
+    if (this.ensuredNamespaces.has(name)) return;
+    try {
+      await this.core.readNamespace({ name });
+    } catch (err) {
+      if (codeOf(err) !== 404) throw new Error(`namespace ${name}: ${describe(err)}`, { cause: err });
+      try {
+        await this.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } } } });
+        this.logger.info(`created namespace ${name}`);
+      } catch (createErr) {
+        if (codeOf(createErr) !== 409) throw new Error(`namespace ${name}: ${describe(createErr)}`, { cause: createErr });
+      }
+    }
+    this.ensuredNamespaces.add(name);
+  }
+
+  /**
+   * The pods bucket from the observed Pods (podStatusOf) and the pods that cannot become Pods
+   * (Failed, as the process runtime reports them); a record whose Pod is gone is deleted. Only
+   * what changed is written.
+   */
+  private async writeRecords(observed: readonly V1Pod[], failed: ReturnType<typeof desiredObjects>['failed']): Promise<void> {
+    const podStore = this.podStore;
+    if (!podStore) return;
+    const now = new Date();
+    const records = new Map<string, PodRuntimeStatus>();
+    for (const pod of observed) {
+      const status = podStatusOf(pod, { now });
+      if (status) records.set(podStoreKey(status), status);
+    }
+    for (const f of failed) {
+      const ref = f.pod.ref;
+      const status = PodRuntimeStatus.fromPartial({ ...ref, state: 'Failed', message: f.message, updatedAt: now, templateHash: f.pod.template.engine?.templateHash ?? '' });
+      const key = podStoreKey(status);
+      if (!records.has(key)) records.set(key, status);
+    }
+    const problems: string[] = [];
+    const writes: Array<() => Promise<void>> = [];
+    for (const [key, status] of records) {
+      const fp = podStatusFingerprint(status);
+      const current = this.store.pods.get(key)?.value;
+      if (this.written.get(key) === fp && current && podStatusFingerprint(current) === fp) continue;
+      if (current && podStatusFingerprint(current) === fp) {
+        this.written.set(key, fp);
+        continue;
+      }
+      writes.push(async () => {
+        await podStore.put(key, status);
+        this.written.set(key, fp);
+      });
+    }
+    for (const key of this.store.pods.entries.keys()) {
+      if (records.has(key)) continue;
+      writes.push(async () => {
+        await podStore.delete(key);
+        this.written.delete(key);
+      });
+    }
+    await bounded(writes, PARALLEL_WRITES, async (w) => {
+      try {
+        await w();
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    });
+    if (problems.length > 0) throw new Error(`${problems.length} pod records could not be written: ${problems[0]}`);
+  }
+}

@@ -1,0 +1,42 @@
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import { PodRuntimeStatus } from '@gpufleet/contracts';
+import { withSpecHash } from './hash';
+import { dnsLabel, KubeLabels } from './names';
+
+/** KUBE_WORKLOAD_NAMESPACE's value that puts each object in the Kubernetes namespace named like its gpufleet namespace. */
+export const PER_NAMESPACE = '*';
+
+/**
+ * An object of desiredObjects (made in its gpufleet namespace) moved into the Kubernetes
+ * namespace the runtime is configured with. With `*`, or when the namespaces are the same, the
+ * object is returned as it is. Otherwise, since several gpufleet namespaces share one Kubernetes
+ * namespace, the name is prefixed with the gpufleet namespace (`team-a-llama-s0-…`, a DNS label),
+ * a Service selects only its own namespace's pods (`gpufleet.io/namespace`), owner references are
+ * dropped (they cannot cross namespaces) and the spec hash is computed again. Pure.
+ */
+export function inWorkloadNamespace<T extends V1Pod | V1Service>(object: T, workloadNamespace: string): T {
+  const from = object.metadata?.namespace ?? '';
+  if (workloadNamespace === PER_NAMESPACE || from === workloadNamespace) return object;
+  const metadata = { ...object.metadata, name: dnsLabel(from, object.metadata?.name ?? ''), namespace: workloadNamespace };
+  delete metadata.ownerReferences;
+  const moved = { ...object, metadata } as T;
+  if (moved.kind === 'Service') {
+    const service = moved as V1Service;
+    const selector = service.spec?.selector;
+    if (selector) service.spec = { ...service.spec, selector: { ...selector, [KubeLabels.namespace]: from } };
+  }
+  return withSpecHash(moved);
+}
+
+/** Whether two pod records say the same (updated_at aside): a record is only rewritten when it changed. */
+export function samePodStatus(a: PodRuntimeStatus | undefined, b: PodRuntimeStatus | undefined): boolean {
+  if (!a || !b) return a === b;
+  return podStatusFingerprint(a) === podStatusFingerprint(b);
+}
+
+/** The record as JSON without updated_at. */
+export function podStatusFingerprint(status: PodRuntimeStatus): string {
+  const json = PodRuntimeStatus.toJSON({ ...status, updatedAt: undefined }) as Record<string, unknown>;
+  delete json.updatedAt;
+  return JSON.stringify(json, Object.keys(json).sort());
+}
