@@ -5,7 +5,7 @@
 import { Buckets, NodeRuntimeReport, WorkloadPhase, type Workload } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import { waitFor } from '@gpufleet/testing';
+import { StopWaiting, waitFor } from '@gpufleet/testing';
 import { workload } from '../__fixtures__/requests';
 import { SchedulerHarness } from '../__fixtures__/scheduler-harness';
 
@@ -31,7 +31,7 @@ async function settled(namespace: string, name: string): Promise<Workload> {
     const phase = w?.status?.phase;
     if (phase === WorkloadPhase.WORKLOAD_PHASE_ADMITTED) return w;
     return phase === WorkloadPhase.WORKLOAD_PHASE_PENDING && (w?.status?.pending?.gates.length ?? 0) > 0 ? w : undefined;
-  }, { timeoutMs: 10_000, intervalMs: 50 });
+  }, { timeoutMs: 15_000, intervalMs: 50 });
 }
 
 describe('a node whose runtime cannot sandbox', () => {
@@ -40,7 +40,7 @@ describe('a node whose runtime cannot sandbox', () => {
     const node = await waitFor('ListNodes to show the runtime report', async () => {
       const { nodes } = await callUnary(h.clients.capacity, h.clients.capacity.listNodes, { pool: '', labelSelector: {}, pageSize: 0, pageToken: '' }, { metadata: h.admin() });
       return nodes[0]?.runtime ? nodes[0] : undefined;
-    });
+    }, { timeoutMs: 15_000, intervalMs: 50 });
     expect(node.runtime).toMatchObject({ node: 'gpu-0', runtime: 'process', sandboxed: false, sharingAllowed: false });
   });
 
@@ -52,11 +52,15 @@ describe('a node whose runtime cannot sandbox', () => {
     expect((await settled('team-a', 'second')).status?.phase).toBe(WorkloadPhase.WORKLOAD_PHASE_ADMITTED);
 
     await submit('team-b', 'other');
-    const pending = await settled('team-b', 'other');
+    // Its first gate may be another (its namespace's default LocalQueue being created): wait for
+    // the placement's, and make sure it is never admitted meanwhile.
+    const gate = "1 node runs pods unconfined (no sandbox) and holds another namespace's pods, so it takes none of namespace team-b's: gpu-0 (team-a)";
+    const pending = await waitFor('team-b/other to wait for the node', async () => {
+      const w = await settled('team-b', 'other');
+      if (w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_PENDING) throw new StopWaiting(`team-b/other was ${String(w.status?.phase)}`);
+      return JSON.stringify(w.status?.pending?.gates).includes(gate) ? w : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 100 });
     expect(pending.status?.phase).toBe(WorkloadPhase.WORKLOAD_PHASE_PENDING);
-    expect(JSON.stringify(pending.status?.pending?.gates)).toContain(
-      "1 node runs pods unconfined (no sandbox) and holds another namespace's pods, so it takes none of namespace team-b's: gpu-0 (team-a)",
-    );
 
     await runtimes.put('gpu-0', report({ sharingAllowed: true }));
     expect((await settled('team-b', 'other')).status?.phase).toBe(WorkloadPhase.WORKLOAD_PHASE_ADMITTED);
