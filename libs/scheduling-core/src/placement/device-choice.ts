@@ -30,7 +30,8 @@ function choice(node: NodeState, acceleratorIds: string[], extra: Partial<Device
   return { node, acceleratorIds, sharedTokens: 0, sliceMemoryMib: 0, sliceCoresPercent: 0, partition: undefined, ...extra };
 }
 
-const fits = (node: NodeState, demand: PodDemand): boolean => node.hostFits(demand.vcpu, demand.memoryMib);
+/** Whether the pod may go on the node: not fenced for this request, and its vCPU and memory free. */
+const fits = (node: NodeState, demand: PodDemand): boolean => !node.fenced && node.hostFits(demand.vcpu, demand.memoryMib);
 
 export function chooseDevices(index: PoolIndex, domain: Domain, demand: PodDemand, packing: Packing): DeviceChoice | undefined {
   switch (demand.kind) {

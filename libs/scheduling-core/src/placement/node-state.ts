@@ -247,6 +247,11 @@ export class NodeState {
   memoryUsedMib = 0;
   /** Whether the pool index lists this node (it is Ready). */
   indexed = false;
+  /**
+   * Set only while one request is placed: the node may not take that request's pods (it runs
+   * pods unconfined and holds another namespace's; see tenancy). Every choice checks it.
+   */
+  fenced = false;
   /** The domains listing it, per topology level (kept by the pool index). */
   domains: Domain[] = [];
   /** The free count it is filed under in those domains. */

@@ -156,22 +156,25 @@ export class PlacementEngine implements Placer {
   tryPlace(request: PlacementRequest): PlacementOutcome {
     const index = this.pools.get(request.pool);
     if (!index || index.readyNodes === 0) return this.poolUnavailable(request.pool);
-    // Exclusive nodes holding another namespace's pods leave the index while this request is
-    // placed; the common case (no exclusive node) costs nothing.
+    // Exclusive nodes holding another namespace's pods are fenced while this request is placed:
+    // a flag every device choice checks, so the indexes stay as they are and the common case
+    // (no exclusive node) costs nothing. (Taking them out of the index and back cost ~13 µs a
+    // node per request: docs/benchmarks.md#tenancy.) The failure diagnosis may still count
+    // their free devices; the clause it gets names them.
     const fenced = this.fence(index, namespaceOfKey(request.key));
     try {
-      const outcome = this.placeIn(index, request);
+      const outcome = this.placeIn(index, request, fenced.length);
       if (outcome.ok || fenced.length === 0) return outcome;
       return { ...outcome, message: `${outcome.message}; ${fencedClause(fenced, namespaceOfKey(request.key))}` };
     } finally {
       for (const f of fenced) {
         const node = this.nodes.get(f.node);
-        if (node) index.add(node);
+        if (node) node.fenced = false;
       }
     }
   }
 
-  /** Takes out of the index the Ready exclusive nodes where another namespace holds something. */
+  /** Fences the Ready exclusive nodes of the pool where another namespace holds something. */
   private fence(index: PoolIndex, namespace: string): FencedNode[] {
     const fenced: FencedNode[] = [];
     for (const name of this.exclusive) {
@@ -179,14 +182,14 @@ export class PlacementEngine implements Placer {
       if (!node?.indexed || node.pool !== index.name) continue;
       const tenants = otherTenants(this.ledgers.get(name)?.keys() ?? [], namespace);
       if (tenants.length === 0) continue;
-      index.remove(node);
+      node.fenced = true;
       fenced.push({ node: name, tenants });
     }
     return fenced.sort((a, b) => a.node.localeCompare(b.node));
   }
 
-  private placeIn(index: PoolIndex, request: PlacementRequest): PlacementOutcome {
-    if (index.readyNodes === 0) return { ok: false, reason: 'NoFit', message: `pool ${request.pool} has no Ready node that takes namespace ${namespaceOfKey(request.key)}'s pods now`, largestFreeBlock: 'nothing: no node may take the pods' };
+  private placeIn(index: PoolIndex, request: PlacementRequest, fenced: number): PlacementOutcome {
+    if (index.readyNodes === fenced) return { ok: false, reason: 'NoFit', message: `pool ${request.pool} has no Ready node that takes namespace ${namespaceOfKey(request.key)}'s pods now`, largestFreeBlock: 'nothing: no node may take the pods' };
     const planned = this.plan(request);
     if (!planned.ok) return planned;
     const packing: Packing = request.packing === 'spread' ? 'spread' : 'binpack';
