@@ -13,6 +13,7 @@ import { CapacityStateService } from './capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { schedulerGrpcServer } from './grpc.server';
 import { Leadership } from './leadership/leadership';
+import { KubeResourcesModule } from './kubernetes/resources/kube-resources.module';
 
 @Module({})
 export class AppModule {
@@ -38,6 +39,7 @@ export class AppModule {
         SchedulingModule,
         AccessModule,
         SecretsModule,
+        ...(config.KUBE_CUSTOM_RESOURCES ? [KubeResourcesModule] : []),
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],
