@@ -2,10 +2,12 @@
 // kubectl: the chart's CRDs applied with `kubectl apply --server-side`, the scheduler (real
 // nats-server) mirroring its InstanceTypes.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Buckets, NodeInventory } from '@gpufleet/contracts';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { Buckets, ModelDeploymentSpec, NodeInventory } from '@gpufleet/contracts';
+import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import { node, startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
 import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
@@ -65,8 +67,10 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
     const table = await waitFor(
       'the leader to write the InstanceType resources',
       async () => {
+        // Spec and status are two writes: wait for the row to have both.
         const out = await ok('get', 'instancetypes');
-        return /\.8x\s/.test(out) ? out : undefined;
+        const row = out.split('\n').find((l) => /\.8x\s/.test(l));
+        return row && /\s8\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+\s*$/.test(row) ? out : undefined;
       },
       { timeoutMs: 20_000, intervalMs: 200 },
     );
@@ -110,4 +114,54 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
       watch.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('keeps ModelDeployment objects and gpufleet deployments as one', async () => {
+    const oneGpu = await waitFor('a 1-GPU InstanceType', async () => (await ok('get', 'it', '-o', 'jsonpath={.items[*].metadata.name}')).split(' ').find((t) => t.endsWith('.1x')), { timeoutMs: 20_000, intervalMs: 200 });
+    await ok('create', 'namespace', 'team-a');
+    const manifest = (name: string, instanceType: string) =>
+      ['apiVersion: gpufleet.io/v1', 'kind: ModelDeployment', `metadata: { name: ${name}, namespace: team-a }`, 'spec:', '  model: /models/small', '  engine: { engine: vllm }', '  roles:', `    - { role: server, replicas: 1, instanceType: ${instanceType} }`, ''].join('\n');
+    const file = join(dir, 'md.yaml');
+    writeFileSync(file, manifest('small', oneGpu) + '---\n' + manifest('broken', 'no-such-type.1x'));
+    await ok('apply', '-f', file);
+
+    const get = (name: string) => callUnary(h.clients.deployments, h.clients.deployments.getDeployment, { namespace: 'team-a', name }, { metadata: h.admin() });
+    const found = await waitFor('the applied object to become a gpufleet deployment', () => get('small').catch(() => undefined), { timeoutMs: 15_000, intervalMs: 100 });
+    expect(found.deployment?.spec?.roles[0].instanceType).toBe(oneGpu);
+    expect(found.deployment?.spec?.model).toBe('/models/small');
+    const jp = (name: string, path: string) => ok('get', 'md', name, '-n', 'team-a', '-o', `jsonpath=${path}`);
+    let last = '';
+    await waitFor('status Accepted=True and the finalizer', async () => ((last = await jp('small', '{.status.conditions[?(@.type=="Accepted")].status} {.metadata.finalizers[*]} {.metadata.annotations.gpufleet\\.io/record-uid}')) === `True gpufleet.io/deployment ${found.deployment!.uid}` ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 }).catch((e: Error) => {
+      throw new Error(`${e.message}; last: ${last}; object: ${JSON.stringify(api.resources.get(api.kinds.find('gpufleet.io', 'v1', 'modeldeployments')!, 'team-a', 'small'))}`);
+    });
+    expect(Number(await jp('small', '{.status.observedGeneration}'))).toBe(Number(await jp('small', '{.metadata.generation}')));
+
+    // A spec gpufleet refuses: Accepted=False with the refusal, no deployment, no crash.
+    const refused = await waitFor('Accepted=False on the refused spec', async () => {
+      const out = await jp('broken', '{.status.conditions[?(@.type=="Accepted")].status}|{.status.conditions[?(@.type=="Accepted")].message}');
+      return out.startsWith('False|') ? out : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    expect(refused).toContain('no-such-type.1x');
+    await expect(get('broken')).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
+
+    // Spec edits are updates.
+    writeFileSync(file, manifest('small', oneGpu).replace('/models/small', '/models/small-v2'));
+    await ok('apply', '-f', file);
+    await waitFor('the edit to reach gpufleet', async () => ((await get('small')).deployment?.spec?.model === '/models/small-v2' ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+
+    // A deployment made through gRPC appears as an object.
+    const spec = ModelDeploymentSpec.fromJSON({ name: 'from-grpc', namespace: 'team-a', model: '/models/g', engine: { engine: 'vllm' }, roles: [{ role: 'server', replicas: 1, instanceType: oneGpu }] });
+    await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec }, { metadata: h.admin() });
+    await waitFor('kubectl get md -A to list it', async () => (/team-a\s+from-grpc\s/.test(await ok('get', 'md', '-A')) ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+    expect(await jp('from-grpc', '{.metadata.annotations.gpufleet\\.io/created-by} {.spec.model}')).toBe('gpufleet /models/g');
+
+    // kubectl delete: the finalizer holds the object until gpufleet has deleted the deployment.
+    await ok('delete', 'md', 'small', '-n', 'team-a', '--wait=false');
+    await waitFor('the deployment to be gone from gRPC', () => get('small').then(() => undefined, (e: { code?: number }) => (e.code === GrpcStatus.NOT_FOUND ? true : undefined)), { timeoutMs: 20_000, intervalMs: 100 });
+    await waitFor('the object to be gone', async () => ((await kubectl('get', 'md', 'small', '-n', 'team-a')).stderr.includes('NotFound') ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+
+    // Deleted through gRPC: the object goes too (its finalizer released once the record is gone).
+    await callUnary(h.clients.deployments, h.clients.deployments.deleteDeployment, { namespace: 'team-a', name: 'from-grpc' }, { metadata: h.admin() });
+    await waitFor('the gRPC-deleted deployment\'s object to be gone', async () => ((await kubectl('get', 'md', 'from-grpc', '-n', 'team-a')).stderr.includes('NotFound') ? true : undefined), { timeoutMs: 20_000, intervalMs: 100 });
+    expect(await ok('get', 'md', '-n', 'team-a', '-o', 'jsonpath={.items[*].metadata.name}')).toBe('broken');
+  }, 90_000);
 });
