@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Metadata, type handleUnaryCall, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, status as GrpcStatus, type handleUnaryCall, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
 import { CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { workloadKey, type ModelDeployment } from '@gpufleet/contracts';
 import {
@@ -32,6 +32,7 @@ const SSA = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const LEADERSHIP_POLL_MS = 250;
 const INFORMER_RESTART_MS = 2000;
+const RETRIED_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.ABORTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE]);
 
 type Resource = ModelDeploymentResource & KubernetesObject;
 
@@ -195,8 +196,9 @@ export class ModelDeploymentSync implements OnApplicationBootstrap, OnApplicatio
         current = answer.deployment;
       } catch (err) {
         const e = err as Partial<ServiceError>;
-        // Refusals go to the status; anything else (UNAVAILABLE before the store is ready) is retried.
-        if (e.code === undefined || e.code === 14) throw err;
+        // Refusals go to the status; the rest (UNAVAILABLE before the store is ready, a KV
+        // timeout, INTERNAL) is retried with backoff.
+        if (e.code === undefined || RETRIED_CODES.has(e.code)) throw err;
         return this.writeRefusal(resource, refusal(err));
       }
     }
