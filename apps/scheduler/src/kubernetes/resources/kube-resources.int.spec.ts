@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { Buckets, ModelDeploymentSpec, NodeInventory } from '@gpufleet/contracts';
+import { Buckets, GPUInstanceSpec, ModelDeploymentSpec, NodeInventory } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import { node, startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
@@ -163,5 +163,43 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
     await callUnary(h.clients.deployments, h.clients.deployments.deleteDeployment, { namespace: 'team-a', name: 'from-grpc' }, { metadata: h.admin() });
     await waitFor('the gRPC-deleted deployment\'s object to be gone', async () => ((await kubectl('get', 'md', 'from-grpc', '-n', 'team-a')).stderr.includes('NotFound') ? true : undefined), { timeoutMs: 20_000, intervalMs: 100 });
     expect(await ok('get', 'md', '-n', 'team-a', '-o', 'jsonpath={.items[*].metadata.name}')).toBe('broken');
+  }, 90_000);
+
+  it('keeps GPUInstance objects and gpufleet instances as one', async () => {
+    const oneGpu = await waitFor('a 1-GPU InstanceType', async () => (await ok('get', 'it', '-o', 'jsonpath={.items[*].metadata.name}')).split(' ').find((t) => t.endsWith('.1x')), { timeoutMs: 20_000, intervalMs: 200 });
+    await kubectl('create', 'namespace', 'team-b');
+    const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@kubecrs';
+    const manifest = (stop: boolean, image = 'ubuntu:24.04') =>
+      ['apiVersion: gpufleet.io/v1', 'kind: GPUInstance', 'metadata: { name: box, namespace: team-b }', 'spec:', `  instanceType: ${oneGpu}`, `  image: ${image}`, `  stop: ${stop}`, `  sshPublicKeys: ['${KEY}']`, ''].join('\n');
+    const file = join(dir, 'gi.yaml');
+    writeFileSync(file, manifest(false));
+    await ok('apply', '-f', file);
+    const get = (name: string) => callUnary(h.clients.instances, h.clients.instances.getInstance, { namespace: 'team-b', name }, { metadata: h.admin() });
+    const found = await waitFor('the applied object to become a gpufleet instance', () => get('box').catch(() => undefined), { timeoutMs: 15_000, intervalMs: 100 });
+    expect(found.instance?.spec?.instanceType).toBe(oneGpu);
+    const jp = (name: string, path: string) => ok('get', 'gi', name, '-n', 'team-b', '-o', `jsonpath=${path}`);
+    await waitFor('Accepted=True', async () => ((await jp('box', '{.status.conditions[?(@.type=="Accepted")].status}')) === 'True' ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+
+    // spec.stop is SetInstanceStopped; any other edit is refused in Accepted.
+    writeFileSync(file, manifest(true));
+    await ok('apply', '-f', file);
+    await waitFor('the stop to reach gpufleet', async () => ((await get('box')).instance?.spec?.stop === true ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+    writeFileSync(file, manifest(true, 'debian:13'));
+    await ok('apply', '-f', file);
+    const refused = await waitFor('Accepted=False on an image edit', async () => {
+      const out = await jp('box', '{.status.conditions[?(@.type=="Accepted")].status}|{.status.conditions[?(@.type=="Accepted")].message}');
+      return out.startsWith('False|') ? out : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    expect(refused).toContain('spec.stop');
+    expect((await get('box')).instance?.spec?.image).toBe('ubuntu:24.04');
+
+    // Made through gRPC: listed by kubectl.
+    const spec = GPUInstanceSpec.fromJSON({ name: 'from-grpc', namespace: 'team-b', instanceType: oneGpu, image: 'ubuntu:24.04', stop: true, sshPublicKeys: [KEY] });
+    await callUnary(h.clients.instances, h.clients.instances.createInstance, { spec }, { metadata: h.admin() });
+    await waitFor('kubectl get gi -A to list it', async () => (/team-b\s+from-grpc\s/.test(await ok('get', 'gi', '-A')) ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+
+    await ok('delete', 'gi', 'box', '-n', 'team-b', '--wait=false');
+    await waitFor('the instance to be gone from gRPC', () => get('box').then(() => undefined, (e: { code?: number }) => (e.code === GrpcStatus.NOT_FOUND ? true : undefined)), { timeoutMs: 20_000, intervalMs: 100 });
+    await waitFor('the object to be gone', async () => ((await kubectl('get', 'gi', 'box', '-n', 'team-b')).stderr.includes('NotFound') ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
   }, 90_000);
 });
