@@ -5,3 +5,4 @@ export * from './model-deployment';
 export * from './gpu-instance';
 export * from './instance-type';
 export * from './printer-columns';
+export * from './keyed-reconciler';
