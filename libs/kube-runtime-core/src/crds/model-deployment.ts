@@ -45,6 +45,8 @@ export interface ResourceCondition {
   reason: string;
   message: string;
   lastTransitionTime?: string;
+  /** metav1.Condition's: the object's generation the condition was set for. */
+  observedGeneration?: number;
 }
 
 export interface ModelDeploymentResourceStatus {

@@ -139,7 +139,7 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
     const refused = await waitFor('Accepted=False on the refused spec', async () => {
       const out = await jp('broken', '{.status.conditions[?(@.type=="Accepted")].status}|{.status.conditions[?(@.type=="Accepted")].message}');
       return out.startsWith('False|') ? out : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    }, { timeoutMs: 20_000, intervalMs: 100 });
     expect(refused).toContain('no-such-type.1x');
     await expect(get('broken')).rejects.toMatchObject({ code: GrpcStatus.NOT_FOUND });
 
@@ -189,8 +189,11 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
     const refused = await waitFor('Accepted=False on an image edit', async () => {
       const out = await jp('box', '{.status.conditions[?(@.type=="Accepted")].status}|{.status.conditions[?(@.type=="Accepted")].message}');
       return out.startsWith('False|') ? out : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    }, { timeoutMs: 20_000, intervalMs: 100 });
     expect(refused).toContain('spec.stop');
+    // The refusal stays while the instance's own status changes (it once flipped back to True).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await jp('box', '{.status.conditions[?(@.type=="Accepted")].status}')).toBe('False');
     expect((await get('box')).instance?.spec?.image).toBe('ubuntu:24.04');
 
     // Made through gRPC: listed by kubectl.

@@ -194,6 +194,9 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     }
     const generation = resource.metadata.generation ?? 0;
     let current = deployment;
+    // This generation was refused already: the record keeps its spec, and the status (written
+    // again on every change of the record) keeps saying so until the object changes.
+    const refused = resource.status?.observedGeneration === generation ? refusalOf(resource, generation) : undefined;
     if (!current || resource.status?.observedGeneration !== generation) {
       try {
         const answer = current ? await this.k.update(resource, current) : await this.k.create(resource);
@@ -211,7 +214,7 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     if (resource.metadata.annotations?.[RECORD_UID_ANNOTATION] !== current.uid) {
       await this.api.patchNamespacedCustomObject({ ...ids, body: { metadata: { annotations: { [RECORD_UID_ANNOTATION]: current.uid } } } }, MERGE);
     }
-    await this.writeStatus(namespace, name, current, generation, resource);
+    await this.writeStatus(namespace, name, current, generation, resource, refused);
   }
 
   private async applyFromDeployment(namespace: string, name: string, deployment: R): Promise<void> {
@@ -228,9 +231,9 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     return { type: 'Accepted', status, reason: ok ? 'Accepted' : 'Invalid', message, lastTransitionTime, observedGeneration: generation };
   }
 
-  private async writeStatus(namespace: string, name: string, deployment: R, generation: number, resource: Resource | undefined): Promise<void> {
+  private async writeStatus(namespace: string, name: string, deployment: R, generation: number, resource: Resource | undefined, refused?: ResourceCondition): Promise<void> {
     const { status } = this.k.resourceOf(deployment, generation);
-    const conditions = [...(status?.conditions ?? []).filter((c) => c.type !== 'Accepted'), this.accepted(resource, true, '', generation)];
+    const conditions = [...(status?.conditions ?? []).filter((c) => c.type !== 'Accepted'), refused ?? this.accepted(resource, true, '', generation)];
     const phase = deployment.deletionRequestedAt ? 'Deleting' : status?.phase;
     await this.applyStatus(namespace, name, { ...status, phase, conditions });
   }
@@ -247,4 +250,10 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     // written whole (conditions included), so a merge patch states all of it.
     await this.api.patchNamespacedCustomObjectStatus({ ...this.ids(namespace, name), body: { status }, fieldManager: this.config.KUBE_FIELD_MANAGER }, MERGE);
   }
+}
+
+/** The object's Accepted=False condition for this generation, if it has one. */
+function refusalOf(resource: Resource, generation: number): ResourceCondition | undefined {
+  const accepted = (resource.status?.conditions ?? []).find((c) => c.type === 'Accepted');
+  return accepted?.status === 'False' && (accepted.observedGeneration ?? generation) === generation ? accepted : undefined;
 }
