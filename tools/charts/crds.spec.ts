@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';
 import { loadSync } from '@grpc/proto-loader';
 import { parse, parseAllDocuments } from 'yaml';
+import { PRINTER_COLUMNS } from '@gpufleet/kube-runtime-core';
 import { REPO_ROOT } from '@gpufleet/process-kit';
 import { GPUInstanceSpec, GPUInstanceStatus, InstancePhase, InstanceType, ModelDeploymentSpec, ModelDeploymentStatus, DeploymentPhase } from '@gpufleet/contracts';
 
@@ -137,6 +138,13 @@ function schemaAt(root: Schema, jsonPath: string): Schema | string {
 const COLUMN_TYPES: Record<string, string[]> = { integer: ['integer'], number: ['integer', 'number'], string: ['string', 'integer', 'number', 'boolean'], boolean: ['boolean'], date: ['string'] };
 
 describe('every CRD in charts/gpufleet/crds', () => {
+  it('lists the printer columns of kube-runtime-core (what the code and the docs show)', () => {
+    for (const kind of ['ModelDeployment', 'GPUInstance', 'InstanceType'] as const) {
+      const columns = (crdOf(kind).spec.versions[0].additionalPrinterColumns ?? []).map((c) => ({ name: c.name, type: c.type, jsonPath: c.jsonPath, priority: c.priority ?? 0 }));
+      expect([kind, columns]).toEqual([kind, PRINTER_COLUMNS[kind].map((c) => ({ name: c.name, type: c.type, jsonPath: c.jsonPath, priority: 'priority' in c ? c.priority : 0 }))]);
+    }
+  });
+
   it('is there: ModelDeployment, GPUInstance, InstanceType', () => {
     expect([...crds.values()].map((c) => c.spec.names.kind).sort()).toEqual(['GPUInstance', 'InstanceType', 'ModelDeployment']);
   });
