@@ -6,3 +6,4 @@ export * from './hostile-engine';
 export * from './grpc';
 export * from './kubelet';
 export * from './kube-apiserver';
+export * from './kubelet-sim';

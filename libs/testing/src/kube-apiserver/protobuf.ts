@@ -52,6 +52,14 @@ const LOCAL_OBJECT_REFERENCE: Message = { 1: { name: 'name', type: 'string' } };
 
 // k8s.io/api/core/v1/generated.proto
 const KINDS: Record<string, Message> = {
+  // The body of a DELETE from client-go's typed clients (kubectl drain's pod deletions).
+  DeleteOptions: {
+    1: { name: 'gracePeriodSeconds', type: 'int' },
+    2: { name: 'preconditions', type: 'message', message: { 1: { name: 'uid', type: 'string' }, 2: { name: 'resourceVersion', type: 'string' } } },
+    3: { name: 'orphanDependents', type: 'bool' },
+    4: { name: 'propagationPolicy', type: 'string' },
+    5: { name: 'dryRun', type: 'string', repeated: true },
+  },
   ConfigMap: {
     1: { name: 'metadata', type: 'message', message: OBJECT_META },
     2: { name: 'data', type: 'map' },
@@ -184,6 +192,6 @@ export function decodeProtobufObject(body: Buffer): JsonObject {
   const typeMeta = (envelope['typeMeta'] ?? {}) as { apiVersion?: string; kind?: string };
   const kind = typeMeta.kind ?? '';
   const message = KINDS[kind];
-  if (!message || typeMeta.apiVersion !== 'v1') throw refuse(`kind ${typeMeta.apiVersion ?? ''} ${kind}`);
+  if (!message || (typeMeta.apiVersion !== 'v1' && !(kind === 'DeleteOptions' && typeMeta.apiVersion === 'meta.k8s.io/v1'))) throw refuse(`kind ${typeMeta.apiVersion ?? ''} ${kind}`);
   return { apiVersion: 'v1', kind, ...decode((envelope['raw'] as Buffer | undefined) ?? Buffer.alloc(0), message, kind) };
 }

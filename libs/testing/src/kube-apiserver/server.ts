@@ -247,8 +247,10 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
         return sendJson(res, 200, patched);
       }
       case 'DELETE': {
-        const raw = (await readBody(req)).toString('utf8');
-        const body = raw.trim() ? parseBody(raw, 'application/json') : {};
+        const bytes = await readBody(req);
+        const raw = bytes.toString('utf8');
+        // client-go's typed clients (kubectl drain) send DeleteOptions as protobuf.
+        const body = (req.headers['content-type'] ?? '').startsWith(PROTOBUF) && bytes.length > 0 ? decodeProtobufObject(bytes) : raw.trim() ? parseBody(raw, 'application/json') : {};
         const policy = (q.get('propagationPolicy') ?? (isObject(body) ? body['propagationPolicy'] : undefined) ?? 'Background') as PropagationPolicy;
         if (name === undefined) {
           return sendJson(res, 200, resources.deleteCollection(kind, namespace, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') }, policy));

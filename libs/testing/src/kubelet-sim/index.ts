@@ -1,0 +1,2 @@
+export { KubeletSimulator, startKubeletSimulator } from './kubelet-simulator';
+export type { KubeletSimNode, KubeletSimulatorOptions } from './kubelet-simulator';
