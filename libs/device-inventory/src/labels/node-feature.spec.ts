@@ -1,4 +1,4 @@
-import { isValidLabelKey, nfdAcceptsNamespace, nodeFeatureFor, toNfdLabels } from './node-feature';
+import { isValidLabelKey, nfdAcceptsNamespace, nodeFeatureFor, nodeFeatureName, toNfdLabels } from './node-feature';
 
 describe('NodeFeature mapping', () => {
   it('keeps vendor, gpufleet.io and feature.node.kubernetes.io labels as they are', () => {
@@ -58,5 +58,14 @@ describe('NodeFeature mapping', () => {
       metadata: { name: 'gpufleet-gpu-1', namespace: 'gpufleet', labels: { 'nfd.node.kubernetes.io/node-name': 'gpu-1' } },
       spec: { labels: { 'gpufleet.io/zone': 'z1' } },
     });
+  });
+
+  it('keeps the name within 253 characters for the longest node names, distinct per node', () => {
+    const a = `${'a'.repeat(245)}.x-1`;
+    const b = `${'a'.repeat(245)}.x-2`;
+    expect(nodeFeatureName('gpu-1')).toBe('gpufleet-gpu-1');
+    expect(nodeFeatureName(a).length).toBeLessThanOrEqual(253);
+    expect(nodeFeatureName(a)).toMatch(/^gpufleet-a+-[0-9a-f]{10}$/);
+    expect(nodeFeatureName(a)).not.toBe(nodeFeatureName(b));
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isValidLabelValue } from './label-value';
 import type { NodeLabels } from './node-labels';
 
@@ -68,9 +69,18 @@ export function toNfdLabels(labels: NodeLabels): NfdLabelSplit {
   return { labels: out, dropped };
 }
 
-/** The NodeFeature's name for a node: "gpufleet-<node>". */
+/** Longest object name (a DNS subdomain). */
+const MAX_NAME = 253;
+
+/**
+ * The NodeFeature's name for a node: "gpufleet-<node>". A node name within 9 characters of the
+ * 253 limit is cut and given 10 hex digits of its SHA-256, so the name stays valid and unique.
+ */
 export function nodeFeatureName(nodeName: string): string {
-  return `gpufleet-${nodeName}`;
+  const name = `gpufleet-${nodeName}`;
+  if (name.length <= MAX_NAME) return name;
+  const hash = createHash('sha256').update(nodeName).digest('hex').slice(0, 10);
+  return `${name.slice(0, MAX_NAME - hash.length - 1).replace(/[-.]+$/, '')}-${hash}`;
 }
 
 /** The whole object to server-side apply for a node: the full label set every time, so labels that went away leave it. */
