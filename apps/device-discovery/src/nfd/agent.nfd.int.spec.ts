@@ -1,6 +1,7 @@
 // The whole agent with NFD=true against a real nats-server and the Kubernetes API simulator:
 // the node's labels appear as NodeFeature gpufleet-<node>, kubectl shows it, and an inventory
-// change (the agent restarted on a changed fleet file) updates it, removed labels included.
+// change (the agent restarted on a changed fleet file) updates it, removed labels included; a
+// failing API is retried without holding up detection.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,17 @@ describe('agent with NFD=true', () => {
     expect(second.spec.labels['nvidia.com/gpu.product']).toBe('NVIDIA-L40S');
     expect(second.spec.labels['gpufleet.io/pool']).toBeUndefined();
     expect(second.spec.labels['feature.node.kubernetes.io/team']).toBe('infra');
+  });
+
+  it('keeps detecting while applies fail, and retries until the namespace exists', async () => {
+    writeFileSync(join(dir, 'fleet.yaml'), fleet('NVIDIA H100 80GB HBM3', 8));
+    // POD_NAMESPACE does not exist yet: every apply is a 404 NotFound.
+    agent = await startAgent(env({ NFD: 'true', POD_NAMESPACE: 'later' }));
+    expect((await agent.readiness()).status).toBe(200);
+    await waitFor('a failed apply', () => api.requests.some((r) => r.path.includes('/namespaces/later/nodefeatures') && r.status === 404) || undefined, { timeoutMs: 5_000 });
+    api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'later' } });
+    const applied = await waitFor('NodeFeature after the retry', () => <Stored | undefined>api.store.get('nfd.k8s-sigs.io/nodefeatures', 'later', `gpufleet-${NODE}`), { timeoutMs: 8_000 });
+    expect(applied.spec.labels['nvidia.com/gpu.count']).toBe('8');
   });
 
   it('talks to no Kubernetes API with NFD off (the default)', async () => {
