@@ -8,6 +8,7 @@ import { PRESENTED_NODES } from './agent/agent.constants';
 import { AgentModule } from './agent/agent.module';
 import { AgentService } from './agent/agent.service';
 import { DevicePluginModule } from './device-plugin/device-plugin.module';
+import { NfdModule } from './nfd/nfd.module';
 import { natsConnectionName, presentedNodes } from './agent/presented-nodes';
 import { AGENT_CONFIG, AgentConfig } from './config';
 
@@ -39,6 +40,7 @@ export class AppModule {
         }),
         AgentModule,
         DevicePluginModule,
+        NfdModule,
       ],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },

@@ -1,5 +1,5 @@
 import { hostname } from 'os';
-import { ConfigOf, defineConfig, duration, file, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
+import { bool, ConfigOf, defineConfig, duration, file, int, list, servicePorts, sharedConfigFields, str } from '@gpufleet/config';
 
 export const PROVIDER_NAMES = ['auto', 'nvidia', 'amd', 'ascend', 'rdma', 'host', 'simulated'] as const;
 
@@ -41,6 +41,20 @@ export const agentConfigSchema = defineConfig({
   DEVICE_PLUGIN_SLICES: int({ default: 4, min: 1, max: 1000, desc: 'Units per card of a …-slice resource; each is that fraction of the memory and compute.' }),
   DEVICE_PLUGIN_UNHEALTHY_AFTER: int({ default: 3, min: 1, max: 1000, desc: 'Consecutive bad health observations (failed probe, card missing from a detection pass, non-fatal XID) that turn a card Unhealthy; a fatal XID does at once.' }),
   DEVICE_PLUGIN_HEALTHY_AFTER: int({ default: 3, min: 1, max: 1000, desc: 'Consecutive good observations that turn an Unhealthy card Healthy again.' }),
+  NFD: bool({
+    default: false,
+    desc: 'Publish the node\'s labels as an NFD NodeFeature (nfd.k8s-sigs.io/v1alpha1, "gpufleet-<node>" in POD_NAMESPACE) after every detection pass whose labels changed; nfd-master puts them on the Node.',
+  }),
+  KUBECONFIG: str({
+    default: '',
+    desc: 'With NFD=true: path of a kubeconfig file for the Kubernetes API; empty: the in-cluster service account (inside a Pod), else ~/.kube/config.',
+  }),
+  POD_NAMESPACE: str({
+    default: 'gpufleet',
+    pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+    patternDesc: 'a Kubernetes namespace name',
+    desc: 'With NFD=true: namespace of the NodeFeature objects (the chart passes the Pod\'s own, from the downward API).',
+  }),
 }, [
   // One kubelet, one node: the plugin serves the node the agent runs on.
   (c) =>
