@@ -166,7 +166,7 @@ describe('the kubernetes runtime on simulated Kubernetes nodes', () => {
     expect(typeof (await chat())).toBe('string');
   });
 
-  it('on a drain, the Pod is deleted and re-created by gpufleet where its replica is placed', async () => {
+  it('on a drain, the replica moves to the other node and answers again', async () => {
     const [pod] = await pods();
     const node = pod.spec!.nodeName!;
     const drained = await kubectl('drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout', '30s');
@@ -174,13 +174,16 @@ describe('the kubernetes runtime on simulated Kubernetes nodes', () => {
     // Without the custom resources the Pods have no owner reference, hence --force and kubectl's warning.
     expect(drained.stderr.replace(/Warning: deleting Pods that declare no controller: \S+\n/, '')).toBe('');
     expect(drained.stdout).toMatch(/drained/);
-    // gpufleet's ledger still holds the replica's devices on that node, so the runtime applies the Pod again there.
-    const [again] = await when('a new Ready Pod', async () => {
+    // The runtime starts no Pod on a cordoned Node; the deployment controller sees the replica's
+    // pod gone from a drained node and places a new replica elsewhere.
+    const [again] = await when('a new Ready Pod on another node', async () => {
       const ready = await readyPods();
-      return ready.length === 1 && ready[0].metadata!.uid !== pod.metadata!.uid ? ready : undefined;
+      return ready.length === 1 && ready[0].metadata!.uid !== pod.metadata!.uid && ready[0].spec!.nodeName !== node ? ready : undefined;
     });
-    expect(again.spec!.nodeName).toBe(node);
+    expect(again.spec!.nodeName).not.toBe(node);
     expect((await kubectl('get', 'nodes')).stdout).toMatch(new RegExp(`${node}\\s+Ready,SchedulingDisabled`));
+    await when('the deployment Ready again', async () => ((await deploymentPhase()) === 'DEPLOYMENT_PHASE_READY' ? true : undefined));
+    expect(typeof (await chat())).toBe('string');
     expect((await kubectl('uncordon', node)).code).toBe(0);
   });
 });

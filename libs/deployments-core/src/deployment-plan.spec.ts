@@ -111,6 +111,18 @@ describe('planDeployment', () => {
     expect(late.create).toEqual([{ role: 'server', ordinal: 0 }]);
   });
 
+  it('moves a replica off a drained node at once, and keeps one whose pod still runs on a cordoned node', () => {
+    const ws = [admitted(replica(deploymentSpec(), 0), 'h100-0'), admitted(replica(deploymentSpec(), 1), 'h100-1')];
+    const cordoned = { 'h100-0': { ready: true, cordoned: 'Kubernetes Node h100-0 is not schedulable: cordoned' } };
+    // Cordoned only: its pod keeps running there.
+    const kept = planDeployment(input(deployment(), ws, ws.map((w) => pod(w, 'Ready')), cordoned));
+    expect(kept.delete).toEqual([]);
+    // Drained: the pod was evicted and the runtime starts none there.
+    const drained = planDeployment(input(deployment(), ws, [pod(ws[1], 'Ready')], cordoned));
+    expect(drained.delete).toEqual([{ workload: 'llama-s0-x0', reason: 'node h100-0 is drained (Kubernetes Node h100-0 is not schedulable: cordoned) and the pod there is gone; moving to another node' }]);
+    expect(drained.create).toEqual([{ role: 'server', ordinal: 0 }]);
+  });
+
   it('replaces a replica whose workload finished (e.g. preempted)', () => {
     const w = admitted(replica(deploymentSpec(), 0), 'h100-0');
     w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_FINISHED;

@@ -11,6 +11,11 @@ export interface NodeView {
   ready: boolean;
   /** When it last changed phase (for NotReady: since when). */
   since?: Date;
+  /**
+   * Why placement keeps off the node although it is Ready (the kubernetes runtime: a cordoned
+   * Node); undefined when it does not.
+   */
+  cordoned?: string;
 }
 
 export interface RecoveryPolicy {
@@ -54,6 +59,14 @@ export function ownedState(w: Workload, pods: readonly PodRuntimeStatus[], nodeO
           ? `node ${name} is NotReady since ${new Date(since).toISOString()}; moving to another node`
           : `node ${name} is NotReady since ${new Date(since).toISOString()}; moved elsewhere in ${left}s unless it returns`,
       };
+    }
+  }
+  // A drained node (cordoned, its pods evicted: the runtime does not start them again there):
+  // the work moves now, as `kubectl drain` means.
+  for (const name of nodes) {
+    const cordoned = nodeOf(name)?.cordoned;
+    if (cordoned && !pods.some((p) => p.node === name)) {
+      return { kind: 'lost', node: name, moveNow: true, message: `node ${name} is drained (${cordoned}) and the pod there is gone; moving to another node` };
     }
   }
   const node = placements[0]?.node ?? '';

@@ -96,7 +96,8 @@ export abstract class OwnerController<T> {
       nodeOf: (name) => {
         const node = this.kit.capacity.model.getNode(name);
         if (!node) return undefined;
-        return { ready: node.status?.phase === NodePhase.NODE_PHASE_READY, ...(node.status?.lastTransition ? { since: node.status.lastTransition } : {}) };
+        const cordoned = this.kit.capacity.heldBack(name);
+        return { ready: node.status?.phase === NodePhase.NODE_PHASE_READY, ...(node.status?.lastTransition ? { since: node.status.lastTransition } : {}), ...(cordoned ? { cordoned } : {}) };
       },
       podsOf: (namespace, workload) => pods.get(workloadKey(namespace, workload)) ?? [],
     };

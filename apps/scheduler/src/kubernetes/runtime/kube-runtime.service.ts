@@ -309,7 +309,11 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const plan = reconcilePlan(want, observed);
     for (const c of plan.conflicts) this.logger.warn(`CONFLICT: ${c.message}`);
     for (const namespace of new Set([...plan.apply.pods, ...plan.apply.services].map((o) => o.metadata!.namespace!))) await this.ensureNamespace(namespace);
-    const applies: KubernetesObject[] = [...plan.apply.services, ...plan.apply.pods];
+    // No new Pod on a Node that is not schedulable (cordoned, drained): a Pod evicted from it stays
+    // gone, and the deployment and instance controllers move that work elsewhere.
+    const present = new Set(observed.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`));
+    const startable = plan.apply.pods.filter((p) => present.has(`${p.metadata?.namespace}/${p.metadata?.name}`) || this.nodeStates.get(p.spec?.nodeName ?? '')?.schedulable !== false);
+    const applies: KubernetesObject[] = [...plan.apply.services, ...startable];
     await run.each(
       [applies],
       () => 'apply',
