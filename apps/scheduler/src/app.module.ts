@@ -14,6 +14,7 @@ import { SCHEDULER_CONFIG, SchedulerConfig } from './config';
 import { schedulerGrpcServer } from './grpc.server';
 import { Leadership } from './leadership/leadership';
 import { KubeRuntimeModule } from './kubernetes/runtime/kube-runtime.module';
+import { KueueModule } from './kubernetes/kueue/kueue.module';
 
 @Module({})
 export class AppModule {
@@ -40,6 +41,7 @@ export class AppModule {
         AccessModule,
         SecretsModule,
         ...(config.RUNTIME === 'kubernetes' ? [KubeRuntimeModule] : []),
+        ...(config.KUEUE ? [KueueModule] : []),
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],
