@@ -91,6 +91,29 @@ describe('Kueue mapping: pools and queues', () => {
     expect(spec.fairSharing).toBeUndefined();
   });
 
+  it("with the pool's nodes known, cpu and memory are covered with the pool's totals", () => {
+    const cq = ClusterQueue.fromPartial({ name: 'h', pool: 'p', nominalQuota: 1_600_000 });
+    const nodes = [node('a'), node('b')];
+    const vcpu = nodes.reduce((n, i) => n + i.cpu!.logicalCpus, 0);
+    const mib = nodes.reduce((n, i) => n + i.memory!.totalMib, 0);
+    expect(clusterQueueOf(cq, { ...H100, nodes }).spec.resourceGroups).toEqual([
+      {
+        coveredResources: [CREDITS_RESOURCE, 'gpufleet.io/nvidia-gpu', 'cpu', 'memory'],
+        flavors: [
+          {
+            name: 'p',
+            resources: [
+              { name: CREDITS_RESOURCE, nominalQuota: '1600000' },
+              { name: 'gpufleet.io/nvidia-gpu', nominalQuota: '1' },
+              { name: 'cpu', nominalQuota: String(vcpu) },
+              { name: 'memory', nominalQuota: `${mib}Mi` },
+            ],
+          },
+        ],
+      },
+    ]);
+  });
+
   it('a LocalQueue in its namespace, pointing at its ClusterQueue; the AdmissionCheck', () => {
     expect(localQueueOf(LocalQueue.fromPartial({ namespace: 'team-a', name: 'default', clusterQueue: 'h100' }))).toEqual({
       apiVersion: 'kueue.x-k8s.io/v1beta2',

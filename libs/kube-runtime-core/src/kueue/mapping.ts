@@ -96,10 +96,10 @@ const accelerators = (credits: number): number => Math.floor(credits / CREDITS_P
  * A gpufleet ClusterQueue as a Kueue ClusterQueue of the same name: one resource group over its
  * pool's flavor covering `gpufleet.io/credits` (nominalQuota, borrowingLimit, lendingLimit as
  * gpufleet has them) and, for an accelerator pool, its whole-accelerator resource with the
- * accelerators those credits buy; the cohort as cohortName; every workload waits for the
- * gpufleet-placement AdmissionCheck.
+ * accelerators those credits buy, and cpu and memory with the pool's totals (when its nodes are
+ * known); the cohort as cohortName; every workload waits for the gpufleet-placement AdmissionCheck.
  */
-export function clusterQueueOf(queue: ClusterQueue, pool: Pick<KueuePool, 'acceleratorVendor' | 'acceleratorProduct'> | undefined): KueueObject {
+export function clusterQueueOf(queue: ClusterQueue, pool: (Pick<KueuePool, 'acceleratorVendor' | 'acceleratorProduct'> & { nodes?: readonly NodeInventory[] }) | undefined): KueueObject {
   const credits: Record<string, unknown> = { name: CREDITS_RESOURCE, nominalQuota: String(queue.nominalQuota) };
   const hasCohort = queue.cohort !== '';
   if (hasCohort && queue.borrowingLimit !== undefined) credits.borrowingLimit = String(queue.borrowingLimit);
@@ -113,6 +113,15 @@ export function clusterQueueOf(queue: ClusterQueue, pool: Pick<KueuePool, 'accel
     if (hasCohort && queue.borrowingLimit !== undefined) acc.borrowingLimit = String(accelerators(queue.borrowingLimit));
     if (hasCohort && queue.lendingLimit !== undefined) acc.lendingLimit = String(accelerators(queue.lendingLimit));
     resources.push(acc);
+  }
+  // cpu and memory are covered with the pool's totals, so Workloads that ask for them (most do)
+  // are admissible; the gpufleet-placement check decides whether they fit on a node.
+  const nodes = pool?.nodes ?? [];
+  if (nodes.length > 0) {
+    covered.push('cpu', 'memory');
+    const vcpu = nodes.reduce((n, i) => n + (i.cpu?.logicalCpus ?? 0), 0);
+    const mib = nodes.reduce((n, i) => n + (i.memory?.totalMib ?? 0), 0);
+    resources.push({ name: 'cpu', nominalQuota: String(vcpu) }, { name: 'memory', nominalQuota: `${mib}Mi` });
   }
   const spec: Record<string, unknown> = {
     namespaceSelector: {},

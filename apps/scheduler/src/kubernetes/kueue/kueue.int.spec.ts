@@ -104,8 +104,18 @@ describe('Kueue mirror', () => {
       namespaceSelector: {},
       resourceGroups: [
         {
-          coveredResources: ['gpufleet.io/credits', 'gpufleet.io/nvidia-gpu'],
-          flavors: [{ name: pool, resources: [{ name: 'gpufleet.io/credits', nominalQuota: String(cq.nominalQuota) }, { name: 'gpufleet.io/nvidia-gpu', nominalQuota: String(Math.floor(cq.nominalQuota / 1_600_000)) }] }],
+          coveredResources: ['gpufleet.io/credits', 'gpufleet.io/nvidia-gpu', 'cpu', 'memory'],
+          flavors: [
+            {
+              name: pool,
+              resources: [
+                { name: 'gpufleet.io/credits', nominalQuota: String(cq.nominalQuota) },
+                { name: 'gpufleet.io/nvidia-gpu', nominalQuota: String(Math.floor(cq.nominalQuota / 1_600_000)) },
+                { name: 'cpu', nominalQuota: expect.stringMatching(/^\d+$/) },
+                { name: 'memory', nominalQuota: expect.stringMatching(/^\d+Mi$/) },
+              ],
+            },
+          ],
         },
       ],
       admissionChecksStrategy: { admissionChecks: [{ name: 'gpufleet-placement' }] },
@@ -131,7 +141,7 @@ describe('Kueue mirror', () => {
     const cqs = await listWhen('clusterqueues', (items) => names(items).includes('research') && !names(items).includes(defaultQueue));
     expect(cqs.find((q) => q.metadata!.name === 'research')!.spec).toMatchObject({
       cohortName: 'lab',
-      resourceGroups: [{ flavors: [{ name: pool, resources: [{ name: 'gpufleet.io/credits', nominalQuota: '3200000', borrowingLimit: '1600000' }, { name: 'gpufleet.io/nvidia-gpu', nominalQuota: '2', borrowingLimit: '1' }] }] }],
+      resourceGroups: [{ flavors: [{ name: pool, resources: [{ name: 'gpufleet.io/credits', nominalQuota: '3200000', borrowingLimit: '1600000' }, { name: 'gpufleet.io/nvidia-gpu', nominalQuota: '2', borrowingLimit: '1' }, { name: 'cpu' }, { name: 'memory' }] }] }],
     });
     const lqs = await listWhen('localqueues', (items) => names(items).includes('team-k/research'));
     expect(lqs.find((q) => q.metadata!.name === 'research')!.spec).toEqual({ clusterQueue: 'research' });
