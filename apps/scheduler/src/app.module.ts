@@ -15,6 +15,7 @@ import { schedulerGrpcServer } from './grpc.server';
 import { Leadership } from './leadership/leadership';
 import { KubeRuntimeModule } from './kubernetes/runtime/kube-runtime.module';
 import { KubeResourcesModule } from './kubernetes/resources/kube-resources.module';
+import { KueueModule } from './kubernetes/kueue/kueue.module';
 
 @Module({})
 export class AppModule {
@@ -42,6 +43,7 @@ export class AppModule {
         SecretsModule,
         ...(config.RUNTIME === 'kubernetes' ? [KubeRuntimeModule] : []),
         ...(config.KUBE_CUSTOM_RESOURCES ? [KubeResourcesModule] : []),
+        ...(config.KUEUE ? [KueueModule] : []),
       ],
       providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, Leadership, schedulerGrpcServer],
       exports: [SCHEDULER_CONFIG, Leadership],

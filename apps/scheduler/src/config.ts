@@ -34,6 +34,10 @@ export const schedulerConfigSchema = defineConfig({
     default: false,
     desc: 'Watch and write the gpufleet.io custom resources (ModelDeployment, GPUInstance, InstanceType) through the Kubernetes API, on either runtime.',
   }),
+  KUEUE: bool({
+    default: false,
+    desc: 'Mirror pools and queues into Kueue (kueue.x-k8s.io/v1beta2 ResourceFlavors, ClusterQueues, LocalQueues) and answer the gpufleet-placement AdmissionCheck of Kueue Workloads from gpufleet\'s placement (docs/kubernetes.md#kueue); Kueue must be installed.',
+  }),
   KUBE_WORKLOAD_NAMESPACE: str({
     default: 'gpufleet',
     desc: 'Kubernetes namespace of the Pods and Services the kubernetes runtime creates; "*" puts each workload in the Kubernetes namespace named like its gpufleet namespace.',

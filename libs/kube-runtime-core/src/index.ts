@@ -10,3 +10,4 @@ export * from './reconcile-plan';
 export * from './nodes';
 export * from './crds';
 export * from './workload-namespace';
+export * from './kueue/mapping';

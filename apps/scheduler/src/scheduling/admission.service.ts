@@ -7,6 +7,8 @@ import {
   AdmitDecision,
   LedgerRelease,
   PlacementEngine,
+  type PlacementOutcome,
+  type PlacementRequest,
   PreemptDecision,
   QueueManager,
   WorkloadLifecycleEvent,
@@ -78,6 +80,14 @@ export class AdmissionService {
   /** The live controller, on the leader only. */
   get live(): AdmissionController | undefined {
     return this.isLive ? this.controller : undefined;
+  }
+
+  /**
+   * Whether the live placement engine could place `request` now, over the devices the ledger
+   * leaves free (quota is not counted); changes nothing. Undefined unless live on the leader.
+   */
+  tryPlace(request: PlacementRequest): PlacementOutcome | undefined {
+    return this.isLive ? this.engine?.tryPlace(request) : undefined;
   }
 
   async lead(term: number): Promise<void> {

@@ -17,6 +17,6 @@ import { WorkloadSubmitter } from './workload-submitter';
 @Module({
   imports: [CapacityModule],
   providers: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, WorkloadSubmitter, WorkloadApiContext, DeploymentsGrpc, InstancesGrpc, OwnerControllerKit, DeploymentController, InstanceController, DefaultQueues],
-  exports: [SchedulingStore, LeaderService, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
+  exports: [SchedulingStore, AdmissionService, LeaderService, SchedulingGrpc, QueuesGrpc, DeploymentsGrpc, InstancesGrpc],
 })
 export class SchedulingModule {}
