@@ -103,7 +103,7 @@ export const BUILTIN_KINDS: ResourceKind[] = [
       statusSubresource: true,
       categories: kueueCategories,
       printerColumns: [
-        { name: 'Cohort', type: 'string', jsonPath: '.spec.cohort' },
+        { name: 'Cohort', type: 'string', jsonPath: '.spec.cohortName' },
         { name: 'Pending Workloads', type: 'integer', jsonPath: '.status.pendingWorkloads' },
         { name: 'Admitted Workloads', type: 'integer', jsonPath: '.status.admittedWorkloads', priority: 1 },
       ],
