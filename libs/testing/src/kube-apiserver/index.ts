@@ -7,3 +7,4 @@ export type { Status, StatusCause, StatusReason } from './errors';
 export { ObjectStore } from './store';
 export { KubeResources } from './resources';
 export type { KubeObject, ObjectMeta, OwnerReference, ManagedFieldsEntry } from './types';
+export { KUBECTL, runKubectl, type KubectlRun } from './kubectl';

@@ -1,13 +1,12 @@
 // The kubelet simulator against the API server simulator, driven with kubectl: a Pod of the
 // engine-sim image runs as a real process on its own loopback IP, becomes Ready, answers HTTP,
 // is restarted after a crash and killed on delete; what it cannot run fails clearly.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { waitFor } from '@gpufleet/process-kit';
-import { startKubeApiServer, type KubeApiServer } from '../kube-apiserver';
+import { runKubectl, startKubeApiServer, type KubectlRun, type KubeApiServer } from '../kube-apiserver';
 import { startKubeletSimulator, type KubeletSimulator } from './kubelet-simulator';
 
 jest.setTimeout(120_000);
@@ -18,13 +17,7 @@ let sim: KubeletSimulator;
 let core: CoreV1Api;
 let dir: string;
 
-function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
-      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
 
 function enginePod(name: string, image = 'gpufleet/engine-sim:latest', extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

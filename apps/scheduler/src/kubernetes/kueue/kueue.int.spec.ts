@@ -1,13 +1,12 @@
 // The Kueue mirror end to end: a real nats-server and scheduler (KUEUE=true) against the Kubernetes
 // API simulator, with kubectl as a user would run it. The test plays Kueue: it writes Workloads
 // whose gpufleet-placement check is Pending and reads gpufleet's answer.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { startKubeApiServer, waitFor, type KubeApiServer, type KubeObject } from '@gpufleet/testing';
+import { runKubectl, startKubeApiServer, type KubectlRun, waitFor, type KubeApiServer, type KubeObject } from '@gpufleet/testing';
 import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 import { clusterQueue } from '../../__fixtures__/requests';
 
@@ -25,13 +24,7 @@ let h: SchedulerHarness;
 let custom: CustomObjectsApi;
 let dir: string;
 
-function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
-      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
 
 async function list(plural: string): Promise<Obj[]> {
   const res = (await custom.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, plural, labelSelector: SELECTOR })) as { items: Obj[] };

@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import {
-  ApiException,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -40,6 +39,7 @@ import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/
 import { AcceleratorVendor, type NodeInventory } from '@gpufleet/contracts';
 import type { Packing } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../../capacity/capacity-state.service';
+import { callKube, describeKubeError, KubeNamespaces, kubeErrorCode, sleep } from '../kube-api';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
 import { Leadership } from '../../leadership/leadership';
 import { AdmissionService } from '../../scheduling/admission.service';
@@ -54,35 +54,12 @@ const LEADERSHIP_POLL_MS = 200;
 const MIRROR_RESYNC_MS = 10_000;
 /** Pending checks are looked at again this often (capacity the scheduler did not announce). */
 const CHECKS_RESYNC_MS = 2_000;
-const CALL_ATTEMPTS = 4;
-const BACKOFF_MS = 100;
 const INFORMER_BACKOFF_MS = 500;
 const INFORMER_BACKOFF_MAX_MS = 30_000;
 /** Kinds in the order they are applied (a ClusterQueue names its flavor and check, a LocalQueue its ClusterQueue); deletes go the other way. */
 const KINDS: readonly KueueKind[] = ['AdmissionCheck', 'ResourceFlavor', 'ClusterQueue', 'LocalQueue'];
 
 type Watched<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
-
-function codeOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-function describe(err: unknown): string {
-  if (err instanceof ApiException) {
-    let message: string | undefined;
-    try {
-      message = (typeof err.body === 'string' ? JSON.parse(err.body) : err.body)?.message;
-    } catch {
-      message = String(err.body).slice(0, 200);
-    }
-    return `HTTP ${err.code}${message ? `: ${message}` : ''}`;
-  }
-  return (err as Error)?.message ?? String(err);
-}
 
 /**
  * On the leader: (1) the Kueue mirror, a ReconcileLoop that server-side applies a ResourceFlavor
@@ -100,13 +77,13 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
+  private readonly namespaces: KubeNamespaces;
   private poll?: NodeJS.Timeout;
   private leadingTerm = 0;
   private workloads?: Watched<KubernetesObject>;
   private unsubscribe: Array<() => void> = [];
   /** What this leader last applied, by kueueKey, so an unchanged object is not sent again. */
   private readonly applied = new Map<string, string>();
-  private readonly ensuredNamespaces = new Set<string>();
   private starting?: Promise<void>;
 
   constructor(
@@ -123,6 +100,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
+    this.namespaces = new KubeNamespaces(() => this.core, this.logger);
     this.mirror = new ReconcileLoop({ name: 'kueue-mirror', logger: this.logger, registry, resyncMs: MIRROR_RESYNC_MS, retryMs: 1_000, pass: () => this.mirrorPass() });
     this.checks = new ReconcileLoop({ name: 'kueue-checks', logger: this.logger, registry, resyncMs: CHECKS_RESYNC_MS, retryMs: 1_000, pass: () => this.checksPass() });
   }
@@ -150,7 +128,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.leadingTerm !== 0) void this.stepDown();
     if (term !== 0) {
       this.leadingTerm = term;
-      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `Kueue mirror could not start: ${describe(err)}`));
+      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `Kueue mirror could not start: ${describeKubeError(err)}`));
     }
   }
 
@@ -186,7 +164,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     informer.on('connect', () => (delay = INFORMER_BACKOFF_MS));
     informer.on('error', (err) => {
       if (!stillLeading()) return;
-      this.logger.warn(`Workload informer: watch failed, restarting in ${delay} ms: ${describe(err)}`);
+      this.logger.warn(`Workload informer: watch failed, restarting in ${delay} ms: ${describeKubeError(err)}`);
       const wait = delay;
       delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
       setTimeout(() => {
@@ -198,7 +176,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
         await informer.start();
         return;
       } catch (err) {
-        this.logger.warn(`Workload informer: list failed (is Kueue installed?), retrying in ${delay} ms: ${describe(err)}`);
+        this.logger.warn(`Workload informer: list failed (is Kueue installed?), retrying in ${delay} ms: ${describeKubeError(err)}`);
         await sleep(delay);
         delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
       }
@@ -214,7 +192,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     await this.workloads?.stop().catch(() => undefined);
     this.workloads = undefined;
     this.applied.clear();
-    this.ensuredNamespaces.clear();
+    this.namespaces.clear();
     await stopping;
   }
 
@@ -243,17 +221,17 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     };
     const observed = new Map<KueueKind, KubernetesObject[]>();
     for (const kind of KINDS) {
-      const list = await this.call(`list ${kind}`, () => this.objects.list(KUEUE_API_VERSION, kind, undefined, undefined, undefined, undefined, undefined, SELECTOR));
+      const list = await callKube(`list ${kind}`, () => this.objects.list(KUEUE_API_VERSION, kind, undefined, undefined, undefined, undefined, undefined, SELECTOR));
       observed.set(kind, list.items.map((o) => ({ ...o, kind })));
     }
-    for (const ns of new Set(desired.localQueues.map((q) => q.metadata.namespace!))) await this.ensureNamespace(ns);
+    for (const ns of new Set(desired.localQueues.map((q) => q.metadata.namespace!))) await this.namespaces.ensure(ns);
     for (const kind of KINDS) {
       const present = new Set((observed.get(kind) ?? []).map(kueueKey));
       for (const obj of byKind[kind]) {
         const key = kueueKey(obj);
         const body = JSON.stringify(obj);
         if (this.applied.get(key) === body && present.has(key)) continue;
-        await this.call(`apply ${key}`, () => this.objects.patch(obj, undefined, undefined, this.config.KUBE_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+        await callKube(`apply ${key}`, () => this.objects.patch(obj, undefined, undefined, this.config.KUBE_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
         this.applied.set(key, body);
         this.logger.info(`applied ${key}`);
       }
@@ -264,10 +242,10 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
       for (const stale of staleKueueObjects(byKind[kind], observed.get(kind) ?? [])) {
         const key = kueueKey(stale);
         try {
-          await this.call(`delete ${key}`, () => this.objects.delete({ apiVersion: KUEUE_API_VERSION, kind, metadata: { name: stale.metadata!.name, namespace: stale.metadata!.namespace } }), false);
+          await callKube(`delete ${key}`, () => this.objects.delete({ apiVersion: KUEUE_API_VERSION, kind, metadata: { name: stale.metadata!.name, namespace: stale.metadata!.namespace } }), false);
           this.logger.info(`deleted ${key}: gpufleet no longer has it`);
         } catch (err) {
-          if (codeOf((err as Error).cause) !== 404) throw err;
+          if (kubeErrorCode((err as Error).cause) !== 404) throw err;
         }
         this.applied.delete(key);
       }
@@ -277,7 +255,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
   /** The AdmissionCheck's Active=True condition, server-side applied to its status. */
   private async markCheckActive(): Promise<void> {
     const body = { apiVersion: KUEUE_API_VERSION, kind: 'AdmissionCheck', metadata: { name: ADMISSION_CHECK }, status: admissionCheckStatus(new Date()) };
-    await this.call(`status of AdmissionCheck ${ADMISSION_CHECK}`, () =>
+    await callKube(`status of AdmissionCheck ${ADMISSION_CHECK}`, () =>
       this.custom.patchClusterCustomObjectStatus(
         { group: KUEUE_GROUP, version: KUEUE_VERSION, plural: KUEUE_PLURAL.AdmissionCheck, name: ADMISSION_CHECK, body, fieldManager: this.config.KUBE_FIELD_MANAGER, force: true },
         setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
@@ -297,7 +275,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
       try {
         await this.answer(wl);
       } catch (err) {
-        problems.push(describe(err));
+        problems.push(describeKubeError(err));
       }
     }
     if (problems.length > 0) throw new Error(`${problems.length} admission check answers failed: ${problems.join('; ')}`);
@@ -316,7 +294,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
     if (!decided) return; // not live yet: the next pass answers
     const next = withPlacementCheck(wl, decided.state, decided.message, new Date());
     if (!next) return;
-    await this.call(`status of Workload ${ns}/${name}`, () =>
+    await callKube(`status of Workload ${ns}/${name}`, () =>
       this.custom.patchNamespacedCustomObjectStatus(
         {
           group: KUEUE_GROUP,
@@ -351,33 +329,4 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
 
   // ---------------------------------------------------------------- API calls
 
-  /** One API call, tried again on 409 (when `retryConflict`), 429 and 5xx with doubling backoff. */
-  private async call<T>(what: string, fn: () => Promise<T>, retryConflict = true): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await fn();
-      } catch (err) {
-        const code = codeOf(err) ?? 0;
-        const retriable = (code === 409 && retryConflict) || code === 429 || code >= 500;
-        if (!retriable || attempt >= CALL_ATTEMPTS) throw new Error(`${what}: ${describe(err)}`, { cause: err });
-        await sleep(BACKOFF_MS * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  private async ensureNamespace(name: string): Promise<void> {
-    if (this.ensuredNamespaces.has(name)) return;
-    try {
-      await this.core.readNamespace({ name });
-    } catch (err) {
-      if (codeOf(err) !== 404) throw new Error(`namespace ${name}: ${describe(err)}`, { cause: err });
-      try {
-        await this.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } } } });
-        this.logger.info(`created namespace ${name}`);
-      } catch (createErr) {
-        if (codeOf(createErr) !== 409) throw new Error(`namespace ${name}: ${describe(createErr)}`, { cause: createErr });
-      }
-    }
-    this.ensuredNamespaces.add(name);
-  }
 }

@@ -9,17 +9,11 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Buckets, GPUInstanceSpec, ModelDeploymentSpec, NodeInventory } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import { node, startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
+import { node, runKubectl, startKubeApiServer, waitFor, type KubeApiServer, type KubectlRun } from '@gpufleet/testing';
 import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 
 const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
 const CRDS = resolve(__dirname, '../../../../../charts/gpufleet/crds');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
   let api: KubeApiServer;
@@ -28,21 +22,7 @@ describe('gpufleet.io custom resources (KUBE_CUSTOM_RESOURCES=true)', () => {
 
   const args = (...rest: string[]): string[] => ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...rest];
 
-  function kubectl(...rest: string[]): Promise<Run> {
-    return new Promise((done, fail) => {
-      const child = spawn(KUBECTL, args(...rest), { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', fail);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        done({ code, stdout, stderr });
-      });
-    });
-  }
+  const kubectl = (...rest: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), rest);
 
   async function ok(...rest: string[]): Promise<string> {
     const run = await kubectl(...rest);

@@ -1,7 +1,6 @@
 // The kubernetes runtime end to end: a real nats-server and scheduler (RUNTIME=kubernetes) against
 // the Kubernetes API simulator, with kubectl as a user would run it. The test acts as the kubelet
 // (api.put of a Pod's status): nothing runs behind the simulator.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Buckets, DeploymentPhase, NodeLedger, PodRuntimeStatus } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import { startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
+import { runKubectl, startKubeApiServer, type KubectlRun, waitFor, type KubeApiServer } from '@gpufleet/testing';
 import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 import { deployment } from '../../__fixtures__/requests';
 
@@ -24,13 +23,7 @@ let h: SchedulerHarness;
 let core: CoreV1Api;
 let dir: string;
 
-function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
-      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
 
 async function pods(): Promise<V1Pod[]> {
   return (await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR })).items.filter((p) => !p.metadata?.deletionTimestamp);

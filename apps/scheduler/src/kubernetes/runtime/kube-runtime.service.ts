@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import {
-  ApiException,
   CoreV1Api,
   KubeConfig,
   KubernetesObjectApi,
@@ -33,6 +32,7 @@ import {
 import { KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { CapacityStateService } from '../../capacity/capacity-state.service';
+import { callKube, describeKubeError, KubeNamespaces, kubeErrorCode, sleep } from '../kube-api';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
 import { Leadership } from '../../leadership/leadership';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
@@ -44,8 +44,6 @@ const LEADERSHIP_POLL_MS = 200;
 /** Re-runs a pass this often without a change (a missed event, a namespace deleted by hand). */
 const RESYNC_MS = 10_000;
 /** Tries of one API call that got a 409, 429 or 5xx, with doubling backoff from BACKOFF_MS. */
-const CALL_ATTEMPTS = 4;
-const BACKOFF_MS = 100;
 /** An informer whose watch failed (not a 410, which it handles itself) restarts after this, doubling up to INFORMER_BACKOFF_MAX_MS. */
 const INFORMER_BACKOFF_MS = 500;
 const INFORMER_BACKOFF_MAX_MS = 30_000;
@@ -53,32 +51,6 @@ const INFORMER_BACKOFF_MAX_MS = 30_000;
 const PARALLEL_WRITES = 8;
 
 type Watched<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
-
-function codeOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  const code = (err as { code?: unknown; statusCode?: unknown })?.statusCode ?? (err as { code?: unknown })?.code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/** What an API error says, without the request (whose headers hold the token). */
-function describe(err: unknown): string {
-  if (err instanceof ApiException) {
-    const body = typeof err.body === 'string' ? safeJson(err.body) : err.body;
-    const message = (body as { message?: string } | undefined)?.message;
-    return `HTTP ${err.code}${message ? `: ${message}` : ''}`;
-  }
-  return (err as Error)?.message ?? String(err);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { message: text.slice(0, 200) };
-  }
-}
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
 async function bounded<I>(items: readonly I[], limit: number, fn: (item: I) => Promise<void>): Promise<void> {
@@ -102,6 +74,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   private readonly loop: ReconcileLoop;
   private readonly objects: KubernetesObjectApi;
   private readonly core: CoreV1Api;
+  private readonly namespaces: KubeNamespaces;
   private podStore?: KvStore<PodRuntimeStatus>;
   private poll?: NodeJS.Timeout;
   private leadingTerm = 0;
@@ -109,7 +82,6 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   private services?: Watched<V1Service>;
   private nodes?: Watched<V1Node>;
   private unsubscribe: Array<() => void> = [];
-  private readonly ensuredNamespaces = new Set<string>();
   /** Fingerprints of the records this leader wrote, so a record is written once per change. */
   private readonly written = new Map<string, string>();
   /** Node states from the Node informer, by name. */
@@ -129,6 +101,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     this.logger = logger.child({ context: 'kube-runtime' });
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.core = kc.makeApiClient(CoreV1Api);
+    this.namespaces = new KubeNamespaces(() => this.core, this.logger);
     this.loop = new ReconcileLoop({ name: 'kube-runtime', logger: this.logger, registry, resyncMs: RESYNC_MS, retryMs: 1_000, pass: (run) => this.pass(run) });
   }
 
@@ -172,7 +145,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     if (this.leadingTerm !== 0) void this.stepDown();
     if (term !== 0) {
       this.leadingTerm = term;
-      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describe(err)}`));
+      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describeKubeError(err)}`));
     }
   }
 
@@ -182,10 +155,10 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     // The informers of one namespace need it to exist; with "*" each namespace is made when first used.
     for (let delay = INFORMER_BACKOFF_MS; stillLeading(); delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS)) {
       try {
-        if (this.namespace !== PER_NAMESPACE) await this.ensureNamespace(this.namespace);
+        if (this.namespace !== PER_NAMESPACE) await this.namespaces.ensure(this.namespace);
         break;
       } catch (err) {
-        this.logger.warn(`could not make namespace ${this.namespace}, retrying in ${delay} ms: ${describe(err)}`);
+        this.logger.warn(`could not make namespace ${this.namespace}, retrying in ${delay} ms: ${describeKubeError(err)}`);
         await sleep(delay);
       }
     }
@@ -240,7 +213,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     informer.on('connect', () => (delay = INFORMER_BACKOFF_MS));
     informer.on('error', (err) => {
       if (!stillLeading()) return;
-      this.logger.warn(`${name} informer: watch failed, restarting in ${delay} ms: ${describe(err)}`);
+      this.logger.warn(`${name} informer: watch failed, restarting in ${delay} ms: ${describeKubeError(err)}`);
       const wait = delay;
       delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
       setTimeout(() => {
@@ -253,7 +226,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
         await informer.start();
         return;
       } catch (err) {
-        this.logger.warn(`${name} informer: list failed, retrying in ${delay} ms: ${describe(err)}`);
+        this.logger.warn(`${name} informer: list failed, retrying in ${delay} ms: ${describeKubeError(err)}`);
         await sleep(delay);
         delay = Math.min(delay * 2, INFORMER_BACKOFF_MAX_MS);
       }
@@ -272,7 +245,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     this.nodeStates.clear();
     for (const name of held) this.capacity.refreshNode(name);
     this.written.clear();
-    this.ensuredNamespaces.clear();
+    this.namespaces.clear();
     await stopping;
     this.logger.info('kubernetes runtime: no longer leading, informers stopped');
   }
@@ -308,7 +281,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const observed = { pods: [...pods.list()], services: [...services.list()] };
     const plan = reconcilePlan(want, observed);
     for (const c of plan.conflicts) this.logger.warn(`CONFLICT: ${c.message}`);
-    for (const namespace of new Set([...plan.apply.pods, ...plan.apply.services].map((o) => o.metadata!.namespace!))) await this.ensureNamespace(namespace);
+    for (const namespace of new Set([...plan.apply.pods, ...plan.apply.services].map((o) => o.metadata!.namespace!))) await this.namespaces.ensure(namespace);
     // No new Pod on a Node that is not schedulable (cordoned, drained): a Pod evicted from it stays
     // gone, and the deployment and instance controllers move that work elsewhere.
     const present = new Set(observed.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`));
@@ -330,7 +303,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   private async apply(obj: KubernetesObject, run: ReconcilePass): Promise<void> {
     if (run.stopped) return;
     const what = `${obj.kind} ${obj.metadata?.namespace}/${obj.metadata?.name}`;
-    await this.call(what, () => this.objects.patch(obj, undefined, undefined, this.config.KUBE_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+    await callKube(what, () => this.objects.patch(obj, undefined, undefined, this.config.KUBE_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
     this.logger.info(`applied ${what}`);
   }
 
@@ -339,44 +312,15 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const what = `${d.ref.kind} ${d.ref.namespace}/${d.ref.name}`;
     const spec = { apiVersion: 'v1', kind: d.ref.kind, metadata: { name: d.ref.name, namespace: d.ref.namespace } };
     try {
-      await this.call(what, () => this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background', { preconditions: { uid: d.ref.uid } }), false);
+      await callKube(what, () => this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background', { preconditions: { uid: d.ref.uid } }), false);
       this.logger.info(`deleted ${what} (${d.reason})`);
     } catch (err) {
       // Gone already, or replaced by a newer object of the same name (the uid precondition): the next pass sees which.
-      if (codeOf(err) === 404 || codeOf(err) === 409) return;
+      if (kubeErrorCode(err) === 404 || kubeErrorCode(err) === 409) return;
       throw err;
     }
   }
 
-  /** One API call, tried again on 409 (when `retryConflict`), 429 and 5xx with doubling backoff. */
-  private async call<T>(what: string, fn: () => Promise<T>, retryConflict = true): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await fn();
-      } catch (err) {
-        const code = codeOf(err) ?? 0;
-        const retriable = (code === 409 && retryConflict) || code === 429 || code >= 500;
-        if (!retriable || attempt >= CALL_ATTEMPTS) throw new Error(`${what}: ${describe(err)}`, { cause: err });
-        await sleep(BACKOFF_MS * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  private async ensureNamespace(name: string): Promise<void> {
-    if (this.ensuredNamespaces.has(name)) return;
-    try {
-      await this.core.readNamespace({ name });
-    } catch (err) {
-      if (codeOf(err) !== 404) throw new Error(`namespace ${name}: ${describe(err)}`, { cause: err });
-      try {
-        await this.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } } } });
-        this.logger.info(`created namespace ${name}`);
-      } catch (createErr) {
-        if (codeOf(createErr) !== 409) throw new Error(`namespace ${name}: ${describe(createErr)}`, { cause: createErr });
-      }
-    }
-    this.ensuredNamespaces.add(name);
-  }
 
   /**
    * The pods bucket from the observed Pods (podStatusOf) and the pods that cannot become Pods
