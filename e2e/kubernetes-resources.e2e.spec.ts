@@ -1,5 +1,5 @@
-import { execFile, spawn, type ChildProcess } from 'child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -49,6 +49,19 @@ spec:
     - role: server
       replicas: 1
       instanceType: ${TYPE}
+`;
+/** A GPU instance of one card with the test's key; the kubelet simulator runs its sshd sidecar as a real sshd. */
+const instanceManifest = (publicKey: string): string => `apiVersion: gpufleet.io/v1
+kind: GPUInstance
+metadata:
+  name: dev-box
+  namespace: team-a
+spec:
+  instanceType: ${TYPE}
+  sshPublicKeys:
+    - ${publicKey}
+  env:
+    WANDB_PROJECT: experiments
 `;
 const WAIT = { timeoutMs: 60_000, intervalMs: 250 };
 
@@ -201,5 +214,43 @@ describe('the gpufleet.io custom resources on simulated Kubernetes nodes', () =>
     expect(gone.code).not.toBe(0);
     watcher.kill('SIGTERM');
     watcher = undefined;
+  });
+
+  it('runs a GPUInstance applied with kubectl: Running, and a real ssh login to its sshd on the pod IP succeeds', async () => {
+    const key = join(dir, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kube-e2e', '-f', key]);
+    const manifest = join(dir, 'dev-box.yaml');
+    writeFileSync(manifest, instanceManifest(readFileSync(`${key}.pub`, 'utf8').trim()));
+    const applied = await kubectl('apply', '-f', manifest);
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toMatch(/gpuinstance\.gpufleet\.io\/dev-box created/);
+    await when('kubectl get gi: PHASE Running', async () => {
+      const got = await kubectl('get', 'gi', '-n', 'team-a', 'dev-box', '-o', 'jsonpath={.status.phase}');
+      return got.stdout === 'Running' ? true : undefined;
+    });
+    const listed = await kubectl('get', 'gi', '-n', 'team-a');
+    expect(listed.stdout).toMatch(new RegExp(`dev-box\\s+${TYPE.replace(/\./g, '\\.')}\\s+Running\\s+h100-[01]\\s`));
+    const [pod] = await when('the instance Pod Ready', async () => {
+      const items = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'gpufleet.io/instance=dev-box' })).items;
+      return items.length === 1 && items[0].status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? items : undefined;
+    });
+    expect(pod.spec!.containers.map((c) => c.name)).toEqual(['workload', 'sshd']);
+    expect(pod.spec!.containers[1].image).toMatch(/gpufleet\/sshd/);
+    const wide = await kubectl('get', 'pods', '-n', NS, '-o', 'wide');
+    expect(wide.stdout).toMatch(new RegExp(`${pod.metadata!.name}\\s+2/2\\s+Running\\s+0\\s+\\S+\\s+${pod.status!.podIP!.replace(/\./g, '\\.')}\\s+${pod.spec!.nodeName}`));
+    const user = kubelet.userOf(NS, pod.metadata!.name!, 'sshd')!;
+    const ssh = spawnSync(
+      'ssh',
+      ['-F', '/dev/null', '-p', '2222', '-i', key, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=10', `${user}@${pod.status!.podIP}`, 'echo "login $(id -un) $WANDB_PROJECT $GPUFLEET_POD"'],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+    // sshd (not root) logs in the one user it runs as; that user's home may not exist here.
+    expect(ssh.stderr.replace(/Could not chdir to home directory .*\r?\n/, '')).toBe('');
+    expect(ssh.status).toBe(0);
+    expect(ssh.stdout).toMatch(new RegExp(`^login ${user} experiments \\S+\\n$`));
+
+    const deleted = await kubectl('delete', 'gi', 'dev-box', '-n', 'team-a');
+    expect(deleted.stdout).toMatch(/gpuinstance\.gpufleet\.io "dev-box" deleted/);
+    await when('the instance Pod gone', async () => ((await core.listNamespacedPod({ namespace: NS, labelSelector: 'gpufleet.io/instance=dev-box' })).items.length === 0 ? true : undefined));
   });
 });
