@@ -228,12 +228,16 @@ describe('the gpufleet.io custom resources on simulated Kubernetes nodes', () =>
       const got = await kubectl('get', 'gi', '-n', 'team-a', 'dev-box', '-o', 'jsonpath={.status.phase}');
       return got.stdout === 'Running' ? true : undefined;
     });
-    const listed = await kubectl('get', 'gi', '-n', 'team-a');
-    expect(listed.stdout).toMatch(new RegExp(`dev-box\\s+${TYPE.replace(/\./g, '\\.')}\\s+Running\\s+h100-[01]\\s`));
     const [pod] = await when('the instance Pod Ready', async () => {
       const items = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'gpufleet.io/instance=dev-box' })).items;
       return items.length === 1 && items[0].status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? items : undefined;
     });
+    // What gpufleet reports for SSH (a ClusterIP Service: the pod IP and sshd's port) is where the login goes.
+    const status = (JSON.parse((await kubectl('get', 'gi', '-n', 'team-a', 'dev-box', '-o', 'json')).stdout) as { status: { node: string; sshHost: string; sshPort: number } }).status;
+    // sshUser names the sshd image's user; the simulator's sshd logs in the local account it runs as (userOf).
+    expect(status).toMatchObject({ node: pod.spec!.nodeName, sshHost: pod.status!.podIP, sshPort: 2222, sshUser: 'gpufleet' });
+    const listed = await kubectl('get', 'gi', '-n', 'team-a');
+    expect(listed.stdout).toMatch(new RegExp(`dev-box\\s+${TYPE.replace(/\./g, '\\.')}\\s+Running\\s+${pod.spec!.nodeName}\\s+${status.sshHost.replace(/\./g, '\\.')}\\s+2222\\s`));
     expect(pod.spec!.containers.map((c) => c.name)).toEqual(['workload', 'sshd']);
     expect(pod.spec!.containers[1].image).toMatch(/gpufleet\/sshd/);
     const wide = await kubectl('get', 'pods', '-n', NS, '-o', 'wide');
@@ -241,7 +245,7 @@ describe('the gpufleet.io custom resources on simulated Kubernetes nodes', () =>
     const user = kubelet.userOf(NS, pod.metadata!.name!, 'sshd')!;
     const ssh = spawnSync(
       'ssh',
-      ['-F', '/dev/null', '-p', '2222', '-i', key, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=10', `${user}@${pod.status!.podIP}`, 'echo "login $(id -un) $WANDB_PROJECT $GPUFLEET_POD"'],
+      ['-F', '/dev/null', '-p', String(status.sshPort), '-i', key, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=10', `${user}@${status.sshHost}`, 'echo "login $(id -un) $WANDB_PROJECT $GPUFLEET_POD"'],
       { encoding: 'utf8', timeout: 20_000 },
     );
     // sshd (not root) logs in the one user it runs as; that user's home may not exist here.
