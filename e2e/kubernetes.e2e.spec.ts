@@ -1,10 +1,9 @@
-import { execFile } from 'child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import OpenAI from 'openai';
-import { ManagedProcess, RunningServer, startKubeApiServer, startKubeletSimulator, startNats, startRedis, waitFor, type KubeApiServer, type KubeletSimulator } from '@gpufleet/testing';
+import { ManagedProcess, runKubectl, RunningServer, startKubeApiServer, startKubeletSimulator, startNats, startRedis, waitFor, type KubeApiServer, type KubeletSimulator, type KubectlRun } from '@gpufleet/testing';
 import { gpufleet } from './support/cli';
 import { REPO_ROOT, ServiceStack } from './support/services';
 
@@ -50,12 +49,7 @@ describe('the kubernetes runtime on simulated Kubernetes nodes', () => {
   let router: { base: string };
 
   const cli = (...args: string[]) => gpufleet([...args, '--scheduler', scheduler.address, '--home', home], { GPUFLEET_ADMIN_TOKEN: ADMIN });
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((done) => {
-      execFile('/usr/bin/kubectl', ['--kubeconfig', api.kubeconfigPath, '--cache-dir', join(dir, 'kube-cache'), ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
-        done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'kube-cache'), args, 30_000);
   const pods = async (): Promise<V1Pod[]> =>
     (await core.listNamespacedPod({ namespace: NS, labelSelector: 'gpufleet.io/deployment=llama' })).items.filter((p) => !p.metadata?.deletionTimestamp);
   const readyPods = async (): Promise<V1Pod[]> => (await pods()).filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));

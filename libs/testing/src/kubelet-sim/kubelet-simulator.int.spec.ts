@@ -1,7 +1,9 @@
 // The kubelet simulator against the API server simulator, driven with kubectl: a Pod of the
 // engine-sim image runs as a real process on its own loopback IP, becomes Ready, answers HTTP,
-// is restarted after a crash and killed on delete; what it cannot run fails clearly.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// is restarted after a crash and killed on delete; a GPU instance's Pod runs its sshd sidecar as a
+// real sshd on the pod IP that the real ssh client logs in to; what it cannot run fails clearly.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -135,4 +137,95 @@ it('fails a Pod it cannot run (another image) or cannot admit (devices the node 
   const greedy = await podWhen('greedy', 'Failed', (p) => p.status?.phase === 'Failed');
   expect(greedy.status?.reason).toBe('OutOfgpufleet.io/nvidia-gpu');
   expect(sim.processOf('default', 'greedy')).toBeUndefined();
+});
+
+/**
+ * The sidecar's start, shortened from SSHD_SCRIPT (libs/kube-runtime-core/src/pod-manifest.ts;
+ * importing it here would make a dependency cycle; e2e/kubernetes-resources.e2e.spec.ts runs the
+ * real one): a host key in the sshd volume, the authorized keys with the session environment,
+ * sshd in the foreground on $SSH_PORT.
+ */
+const SSHD_SCRIPT = [
+  'set -eu',
+  'd=/run/gpufleet-sshd',
+  'ssh-keygen -q -t ed25519 -N "" -f "$d/ssh_host_ed25519_key"',
+  'umask 077',
+  'printf \'environment="GPUFLEET_POD=%s",environment="TEAM=%s" %s\\n\' "$GPUFLEET_POD" "$TEAM" "$GPUFLEET_AUTHORIZED_KEYS" > "$d/authorized_keys"',
+  'exec /usr/sbin/sshd -D -e -f /dev/null -p "$SSH_PORT" -h "$d/ssh_host_ed25519_key" -o PidFile=none -o AuthorizedKeysFile="$d/authorized_keys" ' +
+    '-o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o PermitRootLogin=no -o PermitUserEnvironment=yes -o StrictModes=no -o UsePAM=no',
+].join('\n');
+
+/** An instance Pod as libs/kube-runtime-core's pod manifest makes it: a workload and the sshd sidecar. */
+function instancePod(name: string, publicKey: string): string {
+  const securityContext = { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, allowPrivilegeEscalation: false };
+  const env = [
+    { name: 'GPUFLEET_POD', value: name },
+    { name: 'TEAM', value: 'team a' },
+  ];
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeName: 'sim-0',
+      terminationGracePeriodSeconds: 5,
+      shareProcessNamespace: true,
+      securityContext: { fsGroup: 1000 },
+      containers: [
+        { name: 'workload', image: 'nvidia/cuda:12.6.3-base-ubuntu24.04', command: ['/bin/sh', '-c', 'echo $HOME > "$HOME/workload-ran"; exec sleep infinity'], env: [...env, { name: 'HOME', value: '/home/gpufleet' }], workingDir: '/home/gpufleet', securityContext, volumeMounts: [{ name: 'home', mountPath: '/home/gpufleet' }] },
+        {
+          name: 'sshd',
+          image: 'gpufleet/sshd:latest',
+          command: ['/bin/sh', '-c', SSHD_SCRIPT],
+          env: [
+            ...env,
+            { name: 'HOME', value: '/home/gpufleet' },
+            { name: 'SSH_PORT', value: '2222' },
+            { name: 'GPUFLEET_AUTHORIZED_KEYS', value: publicKey },
+            { name: 'GPUFLEET_SESSION_ENV', value: 'GPUFLEET_POD TEAM' },
+          ],
+          workingDir: '/home/gpufleet',
+          ports: [{ name: 'ssh', containerPort: 2222 }],
+          readinessProbe: { tcpSocket: { port: 'ssh' }, periodSeconds: 5 },
+          securityContext,
+          volumeMounts: [
+            { name: 'home', mountPath: '/home/gpufleet' },
+            { name: 'sshd', mountPath: '/run/gpufleet-sshd' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'home', emptyDir: {} },
+        { name: 'sshd', emptyDir: { medium: 'Memory' } },
+      ],
+    },
+  });
+}
+
+it("runs a GPU instance's Pod: the sshd sidecar as a real sshd on the pod IP, the workload's command, a real ssh login", async () => {
+  const key = join(dir, 'id_ed25519');
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'sim', '-f', key]);
+  await apply('box', instancePod('box', readFileSync(`${key}.pub`, 'utf8').trim()));
+  const ready = await podWhen('box', 'Ready', isReady);
+  const ip = ready.status!.podIP!;
+  expect(ready.status?.containerStatuses?.map((c) => [c.name, c.ready])).toEqual([
+    ['workload', true],
+    ['sshd', true],
+  ]);
+  const user = sim.userOf('default', 'box', 'sshd')!;
+  expect(user).toBe(sim.userOf('default', 'box', 'workload'));
+  const ssh = spawnSync(
+    'ssh',
+    ['-F', '/dev/null', '-p', '2222', '-i', key, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', `${user}@${ip}`, 'echo "$(id -un)|$GPUFLEET_POD|$TEAM"'],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
+  expect(ssh.status).toBe(0);
+  expect(ssh.stdout).toBe(`${user}|box|team a\n`);
+  // The workload ran with its home volume, a directory of the simulator's.
+  const home = join(sim.volumesDir, ready.metadata!.uid!, 'home');
+  expect(readFileSync(join(home, 'workload-ran'), 'utf8')).toBe(`${home}\n`);
+
+  expect((await kubectl('delete', 'pod', 'box', '--wait=false')).code).toBe(0);
+  await waitFor('the volumes gone', () => (!existsSync(join(sim.volumesDir, ready.metadata!.uid!)) ? true : undefined), WAIT);
+  expect(sim.processOf('default', 'box', 'sshd')).toBeUndefined();
 });

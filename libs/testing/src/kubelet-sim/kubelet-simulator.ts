@@ -2,12 +2,14 @@
 // side of the device plugin API (DevicePluginKubelet) and publishes the plugins' healthy devices
 // as capacity, watches the Pods bound to the node (spec.nodeName), admits them against the
 // device capacity, calls Allocate, gives each Pod a loopback IP of its own and runs its
-// `gpufleet/engine-sim` containers as local processes of the workspace's engine-sim, probing
-// readiness over HTTP and writing Pod status as the kubelet does. See docs/kubernetes-simulator.md.
+// `gpufleet/engine-sim` containers as local processes of the workspace's engine-sim and a GPU
+// instance's `gpufleet/sshd` sidecar and `workload` container as local sshd and shell processes,
+// probing readiness over HTTP or TCP and writing Pod status as the kubelet does. See
+// docs/kubernetes-simulator.md.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, Watch, type V1Container, type V1ContainerStatus, type V1Node, type V1Pod, type V1PodCondition, type V1PodStatus } from '@kubernetes/client-node';
 import { freshServiceArgs, REPO_ROOT } from '@gpufleet/process-kit';
@@ -67,6 +69,10 @@ interface ContainerRun {
   lastProbe: number;
   env: Record<string, string>;
   log?: WriteStream;
+  /** How the simulator runs it: engine-sim, a local sshd (the instance sidecar), or the instance's command. */
+  kind?: 'engine-sim' | 'sshd' | 'workload';
+  /** The local user it runs as (the container's runAsUser when the simulator is root and the uid exists). */
+  user?: { name: string; uid: number; gid: number };
 }
 
 interface PodRun {
@@ -91,6 +97,9 @@ const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGS
 const KUBELET_VERSION = 'v1.32.0-gpufleet-sim';
 const BASE_RESOURCES = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 const ENGINE_SIM_IMAGE = /^(?:[^/]+\/)*gpufleet\/engine-sim(?::|@|$)/;
+const SSHD_IMAGE = /^(?:[^/]+\/)*gpufleet\/sshd(?::|@|$)/;
+/** The sidecar's sshd invocation (SSHD_SCRIPT): the simulator adds the pod IP as ListenAddress. */
+const SSHD_EXEC = /\bexec\s+(\/usr\/sbin\/sshd)\s/;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 const now = (): string => new Date().toISOString();
@@ -111,6 +120,33 @@ function bindable(host: string, port: number): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+/** `addr:port` accepts TCP connections within `timeoutMs` (a tcpSocket probe). */
+function connectable(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** The local account of `uid` (from /etc/passwd), if there is one. */
+function accountOf(uid: number): { name: string; uid: number; gid: number } | undefined {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , u, g] = line.split(':');
+      if (name && Number(u) === uid) return { name, uid, gid: Number(g) };
+    }
+  } catch {
+    // no passwd file: run as ourselves
+  }
+  return undefined;
 }
 
 /** The extended resources (device-plugin resources) a container asks for: limits, else requests. */
@@ -287,6 +323,8 @@ export class KubeletSimulator {
   private readonly usedIps = new Set<string>();
   private nextIp = 2;
   private readonly ownsLogDir: boolean;
+  /** The Pods' volumes (`<uid>/<volume>`), made for the containers the simulator runs locally. */
+  readonly volumesDir: string;
   /** Errors of the sync loop (API errors, spawn failures), the latest 50, for a failing test to print. */
   readonly errors: string[] = [];
 
@@ -298,6 +336,9 @@ export class KubeletSimulator {
     this.logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'gpufleet-kubelet-sim-'));
     mkdirSync(this.logDir, { recursive: true });
     this.heartbeatMs = options.heartbeatMs ?? 5000;
+    this.volumesDir = mkdtempSync(join(tmpdir(), 'gpufleet-kubelet-sim-volumes-'));
+    // Containers may run as another user (runAsUser): it must reach its volumes.
+    chmodSync(this.volumesDir, 0o755);
   }
 
   static async start(options: KubeletSimulatorOptions): Promise<KubeletSimulator> {
@@ -346,6 +387,14 @@ export class KubeletSimulator {
     for (const node of this.nodes.values())
       for (const run of node.pods.values())
         if (run.namespace === namespace && run.name === pod) return (container ? run.containers.find((c) => c.spec.name === container) : run.containers[0])?.proc;
+    return undefined;
+  }
+
+  /** The local user a Pod's container runs as (an instance's sshd: the one login user). */
+  userOf(namespace: string, pod: string, container?: string): string | undefined {
+    for (const node of this.nodes.values())
+      for (const run of node.pods.values())
+        if (run.namespace === namespace && run.name === pod) return (container ? run.containers.find((c) => c.spec.name === container) : run.containers[0])?.user?.name;
     return undefined;
   }
 
@@ -428,6 +477,7 @@ export class KubeletSimulator {
     node.pods.delete(run.uid);
     node.podResources.pods = node.podResources.pods.filter((p) => !(p.name === run.name && p.namespace === run.namespace));
     if (run.ip) this.usedIps.delete(run.ip);
+    rmSync(join(this.volumesDir, run.uid), { recursive: true, force: true });
   }
 
   /** Admission (device capacity), Allocate, the pod IP, the containers' environments. */
@@ -473,12 +523,19 @@ export class KubeletSimulator {
         node.podResources.assign(run.namespace, run.name, c.spec.name, resource, ids);
       }
     }
+    // engine-sim, an instance's sshd sidecar, and the workload container beside it run locally.
+    const instancePod = run.containers.some((c) => SSHD_IMAGE.test(c.spec.image ?? ''));
     for (const c of run.containers) {
       const image = c.spec.image ?? '';
-      if (!ENGINE_SIM_IMAGE.test(image)) {
-        c.message = `the kubelet simulator runs only gpufleet/engine-sim images; cannot run ${image}`;
+      c.kind = ENGINE_SIM_IMAGE.test(image) ? 'engine-sim' : SSHD_IMAGE.test(image) ? 'sshd' : instancePod && c.spec.name === 'workload' ? 'workload' : undefined;
+      if (!c.kind) {
+        c.message = `the kubelet simulator runs only gpufleet/engine-sim and gpufleet/sshd images (and an instance Pod's workload container); cannot run ${image}`;
         return fail('ErrImagePull', `container ${c.spec.name}: ${c.message}`);
       }
+      const runAs = c.spec.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+      const self = userInfo();
+      const account = c.kind !== 'engine-sim' && self.uid === 0 && runAs !== undefined && runAs !== 0 ? accountOf(runAs) : undefined;
+      c.user = account ?? { name: self.username, uid: self.uid, gid: self.gid };
     }
     // Environment: values and Secrets (secretKeyRef), as the kubelet resolves them.
     for (const c of run.containers) {
@@ -546,7 +603,52 @@ export class KubeletSimulator {
     }
   }
 
+  /** The container's volume mounts as local directories (made, owned by its user): mount path → directory. */
+  private mounts(run: PodRun, c: ContainerRun): Array<[string, string]> {
+    const out: Array<[string, string]> = [];
+    for (const m of c.spec.volumeMounts ?? []) {
+      const dir = join(this.volumesDir, run.uid, m.name);
+      if (!existsSync(dir)) {
+        mkdirSync(dir, { recursive: true, mode: 0o755 });
+        chmodSync(join(this.volumesDir, run.uid), 0o755);
+        if (c.user && c.user.uid !== userInfo().uid) chownSync(dir, c.user.uid, c.user.gid);
+      }
+      out.push([m.mountPath, dir]);
+    }
+    // The longest mount path first, so a nested mount wins.
+    return out.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** A local process for an instance's sshd sidecar or workload: its command with mount paths made local. */
+  private localCommand(run: PodRun, c: ContainerRun): { command: string; args: string[]; cwd: string; env: Record<string, string> } | string {
+    const mounts = this.mounts(run, c);
+    const local = (s: string): string => mounts.reduce((acc, [path, dir]) => acc.split(path).join(dir), s);
+    const argv = [...(c.spec.command ?? []), ...(c.spec.args ?? [])].map(local);
+    if (argv.length === 0) return `container ${c.spec.name} has no command; the image's entrypoint is not known to the simulator`;
+    if (c.kind === 'sshd') {
+      const i = argv.findIndex((a) => SSHD_EXEC.test(a));
+      if (i < 0) return 'an sshd container must `exec /usr/sbin/sshd …` (SSHD_SCRIPT)';
+      // Listen on the pod's own IP, as in the Pod's network namespace.
+      argv[i] = argv[i].replace(SSHD_EXEC, (_all, path: string) => `exec ${path} -o ListenAddress=${run.ip} `);
+    }
+    const env = Object.fromEntries(Object.entries(c.env).map(([k, v]) => [k, local(v)]));
+    const cwd = c.spec.workingDir ? local(c.spec.workingDir) : (env.HOME ?? '/');
+    return { command: argv[0], args: argv.slice(1), cwd: existsSync(cwd) ? cwd : '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOSTNAME: run.name, ...env } };
+  }
+
   private startContainer(run: PodRun, c: ContainerRun): void {
+    if (c.kind === 'sshd' || c.kind === 'workload') {
+      const local = this.localCommand(run, c);
+      if (typeof local === 'string') {
+        c.state = 'waiting';
+        c.reason = 'RunContainerError';
+        c.message = local;
+        return;
+      }
+      const ids = c.user && c.user.uid !== userInfo().uid ? { uid: c.user.uid, gid: c.user.gid } : {};
+      this.spawnContainer(run, c, local.command, local.args, { cwd: local.cwd, env: local.env, ...ids });
+      return;
+    }
     const argv = [...(c.spec.command ?? []), ...(c.spec.args ?? [])];
     const serve = argv.indexOf('serve');
     if (serve < 0) {
@@ -565,10 +667,14 @@ export class KubeletSimulator {
     set('--host', run.ip!);
     if (port) set('--port', String(port));
     const entry = this.engineSim!;
-    const log = (c.log ??= createWriteStream(join(this.logDir, `${run.namespace}_${run.name}_${c.spec.name}.log`), { flags: 'a' }));
-    log.write(`--- ${now()} start ${[entry.command, ...entry.args, 'serve', ...tail].join(' ')}\n`);
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', NATS_URL: '', HOSTNAME: run.name, ...c.env };
-    const child = spawn(entry.command, [...entry.args, 'serve', ...tail], { cwd: entry.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.spawnContainer(run, c, entry.command, [...entry.args, 'serve', ...tail], { cwd: entry.cwd, env });
+  }
+
+  private spawnContainer(run: PodRun, c: ContainerRun, command: string, args: string[], options: { cwd: string; env: Record<string, string>; uid?: number; gid?: number }): void {
+    const log = (c.log ??= createWriteStream(join(this.logDir, `${run.namespace}_${run.name}_${c.spec.name}.log`), { flags: 'a' }));
+    log.write(`--- ${now()} start ${[command, ...args].join(' ')}${c.user ? ` (as ${c.user.name})` : ''}\n`);
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     LIVE.add(child);
     if (!exitHook) {
       exitHook = true;
@@ -613,8 +719,19 @@ export class KubeletSimulator {
     const probe = c.started ? c.spec.readinessProbe : c.spec.startupProbe;
     const period = Math.min((probe?.periodSeconds ?? 10) * 1000, this.probePeriodMs);
     if (c.probing || Date.now() - c.lastProbe < period) return;
+    if (probe?.tcpSocket) {
+      c.probing = true;
+      c.lastProbe = Date.now();
+      const portRef = probe.tcpSocket.port as number | string;
+      const port = typeof portRef === 'number' ? portRef : Number(portRef) || c.spec.ports?.find((p) => p.name === portRef)?.containerPort;
+      const ok = port ? await connectable(run.ip!, port, (probe.timeoutSeconds ?? 1) * 1000) : false;
+      if (!c.started) c.started = ok;
+      else c.ready = ok;
+      c.probing = false;
+      return;
+    }
     if (!probe?.httpGet) {
-      // No probe (or one the simulator does not run, exec/tcp): ready once running.
+      // No probe (or one the simulator does not run, exec): ready once running.
       c.started = true;
       c.ready = true;
       return;
@@ -734,6 +851,7 @@ export class KubeletSimulator {
       await node.podResources.stop();
     }
     if (this.ownsLogDir) rmSync(this.logDir, { recursive: true, force: true });
+    rmSync(this.volumesDir, { recursive: true, force: true });
   }
 }
 
