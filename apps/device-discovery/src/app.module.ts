@@ -39,8 +39,10 @@ export class AppModule {
           ],
         }),
         AgentModule,
-        DevicePluginModule,
-        NfdModule,
+        // Only when switched on: their code (gRPC over unix sockets, @kubernetes/client-node) is
+        // loaded on first use (.swcrc module.lazy), so an agent without them stays small.
+        ...(config.DEVICE_PLUGIN === 'on' ? [DevicePluginModule] : []),
+        ...(config.NFD ? [NfdModule] : []),
       ],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
