@@ -186,6 +186,8 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
   const devices = resolvePodDevices(pod.placement, inventory);
   // In the container the device plugin's devices are numbered from 0, whatever their index on the node.
   const accelerators = devices.engineIds.map((_, i) => String(i));
+  // All interfaces of the Pod's own network namespace, i.e. its pod IP: the Service, the router and
+  // the kubelet's probes reach it there; nothing outside the Pod's network is opened by this.
   const spec = engineSpecOf(run, { acceleratorIds: accelerators, port, host: '0.0.0.0', ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}) });
   const simulated = resolveEngineMode(ctx.engineMode ?? 'auto', inventory) === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim ?? DEFAULT_ENGINE_SIM_ENTRY) : buildEngineCommand(spec);
