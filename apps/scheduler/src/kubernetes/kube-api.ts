@@ -15,6 +15,11 @@ export function kubeErrorCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/** True for the API's 404 (the object, or its namespace, is not there). */
+export function isNotFound(err: unknown): boolean {
+  return kubeErrorCode(err) === 404;
+}
+
 /** What an API error says, without the request (whose headers hold the token). */
 export function describeKubeError(err: unknown): string {
   if (err instanceof ApiException) {

@@ -1,20 +1,17 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ApiException, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { CRD_NAMES, GPUFLEET_GROUP, GPUFLEET_VERSION, instanceTypeResourceOf, KeyedReconciler } from '@gpufleet/kube-runtime-core';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { CapacityStateService } from '../../capacity/capacity-state.service';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../../config';
 import { Leadership } from '../../leadership/leadership';
+import { isNotFound } from '../kube-api';
 import { KUBE_CONFIG } from '../kube-config';
 
 const PLURAL = CRD_NAMES.InstanceType.plural;
 const SSA = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 /** How often a replica looks whether it became (or stopped being) the leader. */
 const LEADERSHIP_POLL_MS = 250;
-
-export function isNotFound(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 404;
-}
 
 /**
  * The leader mirrors every InstanceType of the capacity model as a cluster-scoped InstanceType

@@ -7,7 +7,7 @@ import type { KvMirror } from '@gpufleet/messaging';
 import type { Logger } from '@gpufleet/observability';
 import type { SchedulerConfig } from '../../config';
 import type { Leadership } from '../../leadership/leadership';
-import { isNotFound } from './instance-type-mirror';
+import { isNotFound } from '../kube-api';
 
 /** The finalizer that holds a deleted object until gpufleet has removed its record. */
 export const DEPLOYMENT_FINALIZER = 'gpufleet.io/deployment';
