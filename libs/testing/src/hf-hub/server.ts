@@ -391,7 +391,7 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
         sentHere += chunk.length;
         offset += chunk.length;
         at += chunk.length;
-        if (!flushed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        if (!flushed) await drainOrClose(res);
         if (fault.bytesPerSecond) await sleep(Math.ceil((chunk.length / fault.bytesPerSecond) * 1000));
       }
     }
@@ -499,6 +499,19 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
       await closed;
     },
   };
+}
+
+/** Backpressure that also ends when the client leaves; both listeners are removed so long downloads do not pile them up. */
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 function faultError(status: number): HubError {
