@@ -350,7 +350,8 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
 
   async function sendFile(req: IncomingMessage, res: ServerResponse, repoId: string, file: RepoFile, contentType: string, record: { range?: [number, number]; bytes: number }): Promise<void> {
     const size = file.source.size;
-    const range = parseRange(req.headers.range, size);
+    // an empty file has no byte to send a range of: answer the whole (empty) body rather than 416, as clients probing with bytes=0-0 expect
+    const range = size === 0 ? undefined : parseRange(req.headers.range, size);
     if (range === 'unsatisfiable') {
       res.writeHead(416, { 'Content-Range': `bytes */${size}`, 'Content-Type': 'text/plain' });
       res.end(req.method === 'HEAD' ? undefined : 'Requested Range Not Satisfiable');
