@@ -1,5 +1,7 @@
 // The hub simulator against a client no one here wrote: @huggingface/hub, pointed at it with hubUrl.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,4 +107,13 @@ it('a private repository needs the token; a wrong token is refused with the hub 
   await expect(modelInfo({ name: 'acme/private-llm', hubUrl: hub.url, accessToken: 'hf_not_a_token' })).rejects.toMatchObject({ statusCode: 401, message: expect.stringContaining('Invalid credentials') });
   const pointer = await downloadFileToCacheDir({ repo: 'acme/private-llm', path: 'config.json', hubUrl: hub.url, cacheDir, accessToken: TOKEN });
   expect(readFileSync(pointer, 'utf8')).toBe(CONFIG);
+});
+
+it('curl follows the LFS redirect to the CDN and gets the same bytes, whole or by range', async () => {
+  const out = join(cacheDir, 'curl.bin');
+  const url = `${hub.url}/acme/tiny-llm/resolve/main/model.safetensors`;
+  await promisify(execFile)('curl', ['-sSfL', '-o', out, url]);
+  expect(sha256(readFileSync(out))).toBe((await hub.hashesOf('acme/tiny-llm', 'main', 'model.safetensors')).sha256);
+  const { stdout } = await promisify(execFile)('curl', ['-sSfL', '-r', '100-199', url], { encoding: 'buffer' });
+  expect(Buffer.compare(stdout, readFileSync(out).subarray(100, 200))).toBe(0);
 });
