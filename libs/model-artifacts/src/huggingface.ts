@@ -23,7 +23,8 @@ interface TreeEntry {
 
 export async function resolveHuggingFace(source: HubSource, revision: string, ctx: SourceContext): Promise<SourceListing> {
   const headers = { Accept: 'application/json', ...bearer(ctx.token) };
-  const infoUrl = `${source.endpoint}/api/models/${source.repo}/revision/${encodeURIComponent(revision)}`;
+  // only the commit and the gated flag: a hub that ignores `expand` sends the full info, which has both
+  const infoUrl = `${source.endpoint}/api/models/${source.repo}/revision/${encodeURIComponent(revision)}?expand=sha&expand=gated`;
   const infoRes = await boundedFetch(ctx.fetch, infoUrl, { headers }, ctx.limits, `revision info of ${source.repo}`);
   if (!infoRes.ok) throw await hubFailure(infoRes, infoUrl, source, revision, ctx);
   const info = (await readJson(infoRes, infoUrl, ctx.limits)) as { sha?: unknown; gated?: unknown };

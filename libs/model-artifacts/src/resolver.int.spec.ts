@@ -45,6 +45,7 @@ beforeAll(async () => {
       },
       { id: 'acme/moving', commits: [{ files: [{ path: 'config.json', content: { bytes: '{"v":1}' } }] }] },
       { id: 'acme/private', private: true, commits: [{ files: [{ path: 'config.json', content: { bytes: '{"private":true}' } }] }] },
+      { id: 'acme/gated-listed', gated: 'auto', gatedDigests: 'listed', commits: [{ files: [{ path: 'model.gguf', content: { seed: 'gl', size: 100 } }] }] },
       { id: 'acme/gated', gated: 'manual', commits: [{ files: [{ path: 'model.gguf', content: { seed: 'gated', size: 8192 } }, { path: 'README.md', content: { bytes: '# gated' } }] }] },
     ],
   });
@@ -135,6 +136,15 @@ describe('resolving a Hugging Face repository', () => {
     const r = await resolved(hf('acme/gated', { tokenSecretRef: { name: 'hf-reader', key: 'token' } }));
     expect(r.manifest.files.map((x) => x.digest.split(':')[0])).toEqual(['gitsha1', 'sha256']);
     expect(await verifies(r.files[1], READER)).toBe(true);
+  });
+
+  it('AccessDenied for a gated repository that lists its digests but refuses the bytes', async () => {
+    const anonymous = await failed(hf('acme/gated-listed'));
+    expect(anonymous.message).toContain('acme/gated-listed is gated and an anonymous caller (no tokenSecretRef) has not been granted access');
+    const outsider = await failed(hf('acme/gated-listed', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }));
+    expect(outsider).toMatchObject({ reason: 'AccessDenied', message: expect.stringContaining('the token in secret hf-outsider key token has not been granted access') });
+    hub.grant(OUTSIDER, 'acme/gated-listed');
+    expect((await resolved(hf('acme/gated-listed', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }))).files).toHaveLength(1);
   });
 
   it('InvalidToken for a token the hub refuses or one that cannot be a bearer token; the value never appears', async () => {

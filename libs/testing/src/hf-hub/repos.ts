@@ -24,6 +24,8 @@ export interface HubRepoSpec {
   private?: boolean;
   /** A gated repository serves its listing to anyone, masks the files' digests and refuses their bytes without a granted token. */
   gated?: GatedMode;
+  /** What a gated repository lists to a caller without a grant: `masked` (default) leaves the digests out, `listed` shows them and refuses only the bytes. */
+  gatedDigests?: 'masked' | 'listed';
   /** Oldest first; at least one. */
   commits: HubCommitSpec[];
   /** Branch name to commit index. Default `{ main: <last commit> }`. */
@@ -63,6 +65,7 @@ export class HubRepo {
   readonly id: string;
   private: boolean;
   gated: GatedMode;
+  gatedDigests: 'masked' | 'listed';
   readonly commits: Commit[] = [];
   readonly branches = new Map<string, string>();
   readonly tags = new Map<string, string>();
@@ -76,6 +79,7 @@ export class HubRepo {
     this.id = spec.id;
     this.private = spec.private ?? false;
     this.gated = spec.gated ?? false;
+    this.gatedDigests = spec.gatedDigests ?? 'masked';
     this.objectId = createHash('sha1').update(`repo:${spec.id}`).digest('hex').slice(0, 24);
     for (const commit of spec.commits) this.addCommit(commit);
     const last = this.commits.length - 1;

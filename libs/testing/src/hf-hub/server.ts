@@ -114,7 +114,7 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
       if (forContent) {
         throw new HubError(caller.token ? 403 : 401, 'GatedRepo', `Access to model ${repoId} is restricted and you are not in the authorized list. Visit the repository page to ask for access.`);
       }
-      return { repo, access: 'masked' };
+      return { repo, access: repo.gatedDigests === 'masked' ? 'masked' : 'full' };
     }
     return { repo, access: 'full' };
   }
