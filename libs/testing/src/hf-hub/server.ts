@@ -340,8 +340,16 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
     if (!(expires * 1000 > Date.now())) throw new HubError(403, undefined, 'AccessDenied: the signed CDN URL expired; resolve the file again');
     record.repo = repoId;
     record.file = path;
-    const file = [...repoOf(repoId).commits].reverse().map((c) => c.files.get(path)).find((f) => f !== undefined && f.lfs);
-    if (!file || (await file.source.sha256(hashes)) !== oid) throw new HubError(404, undefined, 'NoSuchKey');
+    // the object the URL was signed for, even when a later commit changed the file at that path
+    let file: RepoFile | undefined;
+    for (const commit of [...repoOf(repoId).commits].reverse()) {
+      const candidate = commit.files.get(path);
+      if (candidate?.lfs && (await candidate.source.sha256(hashes)) === oid) {
+        file = candidate;
+        break;
+      }
+    }
+    if (!file) throw new HubError(404, undefined, 'NoSuchKey');
     res.setHeader('ETag', `"${oid}"`);
     res.setHeader('Accept-Ranges', 'bytes');
     res.setHeader('Cache-Control', 'public, max-age=604800, immutable');

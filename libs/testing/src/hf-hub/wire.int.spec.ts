@@ -35,6 +35,7 @@ beforeAll(async () => {
           },
         ],
       },
+      { id: 'acme/history', commits: [{ files: [{ path: 'w.bin', content: { seed: 'old', size: 1000 } }] }, { files: [{ path: 'w.bin', content: { seed: 'new', size: 1000 } }] }] },
       { id: 'acme/gated', gated: 'auto', commits: [{ files: [{ path: 'w.bin', content: { seed: 'g', size: 10 } }] }] },
     ],
   });
@@ -64,6 +65,15 @@ describe('resolve', () => {
     expect(cdn.status).toBe(206);
     expect(cdn.headers.get('content-range')).toBe('bytes 299990-299999/300000');
     expect((await cdn.arrayBuffer()).byteLength).toBe(10);
+  });
+
+  it('serves the LFS object of an older commit after the path changed', async () => {
+    const [first, second] = hub.repo('acme/history').commits;
+    const old = await fetch(url(`/acme/history/resolve/${first.id}/w.bin`));
+    const now = await fetch(url(`/acme/history/resolve/${second.id}/w.bin`));
+    const oldHash = await hub.hashesOf('acme/history', first.id, 'w.bin');
+    expect(old.headers.get('etag')).toBe(`"${oldHash.sha256}"`);
+    expect(Buffer.from(await old.arrayBuffer()).equals(Buffer.from(await now.arrayBuffer()))).toBe(false);
   });
 
   it('serves a file kept in git directly, with its blob id as ETag, Range and 416', async () => {
