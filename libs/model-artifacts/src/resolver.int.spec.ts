@@ -191,6 +191,14 @@ describe('resolving a Hugging Face repository', () => {
     expect(down.message).toContain(`until it answers, the artifact goes on with its expectedDigest ${digest}`);
   });
 
+  it('gives up on a hub that does not answer within the request deadline', async () => {
+    hub.setFault('acme/llm', undefined, { latencyMs: 2000 });
+    const started = Date.now();
+    const f = await failed(hf('acme/llm'), { limits: { requestTimeoutMs: 200 } });
+    expect(f.message).toContain('did not answer (no answer within 200 ms); it is retried');
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
   it('stays within its bounds: page count and response size', async () => {
     const pages = await failed(hf('acme/llm'), { limits: { maxTreePages: 2 } });
     expect(pages.message).toContain('runs past 2 pages');

@@ -7,6 +7,8 @@ export interface HubFault {
   stallAfterBytes?: number;
   /** Invert the bytes of this range of the file (absolute offsets) while every header still claims the right content. */
   corrupt?: { offset: number; length: number };
+  /** Wait this long before answering any request for the repository (or the file's resolve and CDN requests). */
+  latencyMs?: number;
   /** Answer every request for the repository (or the file) with this status. */
   status?: 401 | 403 | 404 | 429 | 500 | 502 | 503;
 }

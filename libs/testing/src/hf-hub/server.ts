@@ -101,7 +101,7 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
   }
 
   /** Decide what a caller sees of a repository: everything, a listing without digests (gated), or an error. */
-  function access(repoId: string, caller: Caller, forContent: boolean): { repo: HubRepo; access: Access } {
+  async function access(repoId: string, caller: Caller, forContent: boolean): Promise<{ repo: HubRepo; access: Access }> {
     const repo = repos.get(repoId);
     const granted = caller.canRead.has('*') || caller.canRead.has(repoId);
     if (!repo || (repo.private && !granted)) {
@@ -109,6 +109,7 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
       throw new HubError(caller.token ? 404 : 401, 'RepoNotFound', 'Repository not found');
     }
     const fault = faults.of(repoId);
+    if (fault.latencyMs) await sleep(fault.latencyMs);
     if (fault.status) throw faultError(fault.status);
     if (repo.gated && !granted) {
       if (forContent) {
@@ -203,7 +204,7 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
       const route = splitRepo(segments.slice(2), ['revision', 'tree', 'paths-info']);
       if (!route) throw new HubError(404, undefined, 'Not found');
       record.repo = route.repo;
-      const { repo, access: level } = access(route.repo, caller, false);
+      const { repo, access: level } = await access(route.repo, caller, false);
       if (route.verb === undefined && method === 'GET') return json(res, 200, await modelInfo(repo, commitOf(repo, 'main'), level, url.searchParams));
       if (route.verb === 'revision' && method === 'GET') {
         const revision = route.rest.join('/');
@@ -291,12 +292,13 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
 
   async function serveResolve(req: IncomingMessage, res: ServerResponse, caller: Caller, repoId: string, revision: string, path: string, raw: boolean, record: { file?: string; range?: [number, number]; bytes: number }): Promise<void> {
     record.file = path;
-    const { repo } = access(repoId, caller, true);
+    const { repo } = await access(repoId, caller, true);
     const commit = commitOf(repo, revision);
     const file = commit.files.get(path);
     if (!file) throw new HubError(404, 'EntryNotFound', `Entry not found: ${path} at ${revision}`);
-    const status = faults.of(repoId, path).status;
-    if (status) throw faultError(status);
+    const fileFault = faults.of(repoId, path);
+    if (fileFault.latencyMs && !faults.of(repoId, undefined).latencyMs) await sleep(fileFault.latencyMs);
+    if (fileFault.status) throw faultError(fileFault.status);
     const info = await fileInfo(file, hashes);
     res.setHeader('X-Repo-Commit', commit.id);
     res.setHeader('Accept-Ranges', 'bytes');
@@ -340,6 +342,8 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
     if (!(expires * 1000 > Date.now())) throw new HubError(403, undefined, 'AccessDenied: the signed CDN URL expired; resolve the file again');
     record.repo = repoId;
     record.file = path;
+    const latency = faults.of(repoId, path).latencyMs;
+    if (latency) await sleep(latency);
     // the object the URL was signed for, even when a later commit changed the file at that path
     let file: RepoFile | undefined;
     for (const commit of [...repoOf(repoId).commits].reverse()) {
