@@ -255,6 +255,7 @@ program
   .option('--expected-digest <sha256:hex>', 'artifact: the manifest digest it must resolve to')
   .option('--token-secret <secret/key>', 'artifact: the hub token, from a key of a Secret of the namespace')
   .option('--pin', 'artifact: never evict it from a node cache')
+  .option('--prefetch <node>', 'artifact: fetch it to this node as soon as it is resolved ("*": every node; repeatable)', collect)
   .option('--wait', 'wait until it is Running (an instance) or resolved (an artifact), printing progress')
   .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 300)
   .option(...SCHEDULER_FLAG)

@@ -12,6 +12,7 @@ describe('gpufleet create artifact flags', () => {
       ignore: ['original/*'],
       tokenSecret: 'hf-token/token',
       pin: true,
+      prefetch: ['gpu-0', 'gpu-1'],
     });
     expect(spec).toMatchObject({
       name: 'llama',
@@ -22,6 +23,7 @@ describe('gpufleet create artifact flags', () => {
       ignorePatterns: ['original/*'],
       tokenFromSecret: { name: 'hf-token', key: 'token' },
       pinned: true,
+      prefetch: ['gpu-0', 'gpu-1'],
     });
   });
 

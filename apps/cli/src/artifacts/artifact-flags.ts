@@ -13,6 +13,8 @@ export interface ArtifactFlags {
   expectedDigest?: string;
   tokenSecret?: string;
   pin?: boolean;
+  /** Nodes to fetch it to at once (`*`: every node). */
+  prefetch?: string[];
 }
 
 /**
@@ -59,6 +61,7 @@ export function createArtifactRequestFromFlags(name: string, flags: ArtifactFlag
       tokenFromSecret,
       pinned: Boolean(flags.pin),
       labels: {},
+      prefetch: flags.prefetch ?? [],
     },
   };
 }

@@ -96,6 +96,7 @@ export function describeArtifact(a: ModelArtifact): string {
   ];
   if (spec?.allowPatterns.length) lines.push(`Allow:         ${spec.allowPatterns.join(' ')}`);
   if (spec?.ignorePatterns.length) lines.push(`Ignore:        ${spec.ignorePatterns.join(' ')}`);
+  if (spec?.prefetch.length) lines.push(`Prefetch:      ${spec.prefetch.join(' ')}`);
   if (spec?.expectedDigest) lines.push(`Expected:      ${spec.expectedDigest}`);
   if (spec?.tokenFromSecret?.name) lines.push(`Token:         secret:${spec.tokenFromSecret.name}/${spec.tokenFromSecret.key}`);
   lines.push(`Resolved:      ${status?.resolvedAt?.toISOString() ?? '-'}   Checked: ${status?.checkedAt?.toISOString() ?? '-'}`);

@@ -218,6 +218,11 @@ export interface ModelArtifactSpec {
   /** A pinned artifact is never evicted from a node cache that holds it. */
   pinned: boolean;
   labels: { [key: string]: string };
+  /**
+   * Nodes whose caches fetch it as soon as it is resolved, before any pod asks for it; "*" is
+   * every node of the cluster.
+   */
+  prefetch: string[];
 }
 
 export interface ModelArtifactSpec_LabelsEntry {
@@ -232,6 +237,13 @@ export interface ArtifactFile {
   size: number;
   /** "sha256:<hex>" (LFS files) or "gitsha1:<hex>" (small files the hub stores in git). */
   digest: string;
+  /**
+   * Where a node cache fetches it from (a hub's resolve URL at the pinned commit, the URL, or
+   * file:// for a local path); never holds a credential.
+   */
+  downloadUrl: string;
+  /** The source wants the artifact's token (tokenFromSecret) as a bearer token. */
+  needsToken: boolean;
 }
 
 /** One node's copy of the artifact, written by that node's cache. */
@@ -255,6 +267,8 @@ export interface ArtifactNodeStatus {
     | undefined;
   /** The manifest digest this copy holds. */
   manifestDigest: string;
+  /** Where this node's cache serves its verified blobs to peers (Ready copies only). */
+  peerUrl: string;
 }
 
 export interface ModelArtifactStatus {
@@ -515,6 +529,7 @@ function createBaseModelArtifactSpec(): ModelArtifactSpec {
     tokenFromSecret: undefined,
     pinned: false,
     labels: {},
+    prefetch: [],
   };
 }
 
@@ -550,6 +565,9 @@ export const ModelArtifactSpec: MessageFns<ModelArtifactSpec> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       ModelArtifactSpec_LabelsEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
     });
+    for (const v of message.prefetch) {
+      writer.uint32(90).string(v!);
+    }
     return writer;
   },
 
@@ -649,6 +667,14 @@ export const ModelArtifactSpec: MessageFns<ModelArtifactSpec> = {
             }
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.prefetch.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -702,6 +728,9 @@ export const ModelArtifactSpec: MessageFns<ModelArtifactSpec> = {
           {},
         )
         : {},
+      prefetch: globalThis.Array.isArray(object?.prefetch)
+        ? object.prefetch.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -743,6 +772,9 @@ export const ModelArtifactSpec: MessageFns<ModelArtifactSpec> = {
         });
       }
     }
+    if (message.prefetch?.length) {
+      obj.prefetch = message.prefetch;
+    }
     return obj;
   },
 
@@ -773,6 +805,7 @@ export const ModelArtifactSpec: MessageFns<ModelArtifactSpec> = {
       },
       {},
     );
+    message.prefetch = object.prefetch?.map((e) => e) || [];
     return message;
   },
 };
@@ -865,7 +898,7 @@ export const ModelArtifactSpec_LabelsEntry: MessageFns<ModelArtifactSpec_LabelsE
 };
 
 function createBaseArtifactFile(): ArtifactFile {
-  return { path: "", size: 0, digest: "" };
+  return { path: "", size: 0, digest: "", downloadUrl: "", needsToken: false };
 }
 
 export const ArtifactFile: MessageFns<ArtifactFile> = {
@@ -878,6 +911,12 @@ export const ArtifactFile: MessageFns<ArtifactFile> = {
     }
     if (message.digest !== "") {
       writer.uint32(26).string(message.digest);
+    }
+    if (message.downloadUrl !== "") {
+      writer.uint32(34).string(message.downloadUrl);
+    }
+    if (message.needsToken !== false) {
+      writer.uint32(40).bool(message.needsToken);
     }
     return writer;
   },
@@ -919,6 +958,22 @@ export const ArtifactFile: MessageFns<ArtifactFile> = {
             message.digest = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.downloadUrl = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.needsToken = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -936,6 +991,16 @@ export const ArtifactFile: MessageFns<ArtifactFile> = {
       path: isSet(object.path) ? globalThis.String(object.path) : "",
       size: isSet(object.size) ? globalThis.Number(object.size) : 0,
       digest: isSet(object.digest) ? globalThis.String(object.digest) : "",
+      downloadUrl: isSet(object.downloadUrl)
+        ? globalThis.String(object.downloadUrl)
+        : isSet(object.download_url)
+        ? globalThis.String(object.download_url)
+        : "",
+      needsToken: isSet(object.needsToken)
+        ? globalThis.Boolean(object.needsToken)
+        : isSet(object.needs_token)
+        ? globalThis.Boolean(object.needs_token)
+        : false,
     };
   },
 
@@ -950,6 +1015,12 @@ export const ArtifactFile: MessageFns<ArtifactFile> = {
     if (message.digest !== "") {
       obj.digest = message.digest;
     }
+    if (message.downloadUrl !== "") {
+      obj.downloadUrl = message.downloadUrl;
+    }
+    if (message.needsToken !== false) {
+      obj.needsToken = message.needsToken;
+    }
     return obj;
   },
 
@@ -961,6 +1032,8 @@ export const ArtifactFile: MessageFns<ArtifactFile> = {
     message.path = object.path ?? "";
     message.size = object.size ?? 0;
     message.digest = object.digest ?? "";
+    message.downloadUrl = object.downloadUrl ?? "";
+    message.needsToken = object.needsToken ?? false;
     return message;
   },
 };
@@ -978,6 +1051,7 @@ function createBaseArtifactNodeStatus(): ArtifactNodeStatus {
     peerBytes: 0,
     updatedAt: undefined,
     manifestDigest: "",
+    peerUrl: "",
   };
 }
 
@@ -1015,6 +1089,9 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     }
     if (message.manifestDigest !== "") {
       writer.uint32(90).string(message.manifestDigest);
+    }
+    if (message.peerUrl !== "") {
+      writer.uint32(98).string(message.peerUrl);
     }
     return writer;
   },
@@ -1120,6 +1197,14 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
             message.manifestDigest = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.peerUrl = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1165,6 +1250,11 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
         : isSet(object.manifest_digest)
         ? globalThis.String(object.manifest_digest)
         : "",
+      peerUrl: isSet(object.peerUrl)
+        ? globalThis.String(object.peerUrl)
+        : isSet(object.peer_url)
+        ? globalThis.String(object.peer_url)
+        : "",
     };
   },
 
@@ -1203,6 +1293,9 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     if (message.manifestDigest !== "") {
       obj.manifestDigest = message.manifestDigest;
     }
+    if (message.peerUrl !== "") {
+      obj.peerUrl = message.peerUrl;
+    }
     return obj;
   },
 
@@ -1222,6 +1315,7 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     message.peerBytes = object.peerBytes ?? 0;
     message.updatedAt = object.updatedAt ?? undefined;
     message.manifestDigest = object.manifestDigest ?? "";
+    message.peerUrl = object.peerUrl ?? "";
     return message;
   },
 };
