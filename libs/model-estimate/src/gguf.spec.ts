@@ -51,6 +51,31 @@ describe('GGUF artifacts', () => {
     expect(estimateMemory(description, { contextLength: 8192 }).kvCacheBytesPerToken).toBe(2 * 32 * 8 * 128 * 2);
   });
 
+  it('adds the tensors of later shards, which carry only split.* keys, to the first shard\'s', async () => {
+    const tensors = llamaFamilyGgufTensors({ layers: 4, hidden: 256, ffn: 512, heads: 4, kvHeads: 2, headDim: 64, vocab: 1024, matrixType: GGMLQuantizationType.Q8_0, tied: false });
+    const half = Math.floor(tensors.length / 2);
+    const first = writeSparseGguf(
+      join(dir, 'tiny-00001-of-00002.gguf'),
+      {
+        'general.architecture': { str: 'llama' },
+        'llama.block_count': u32(4),
+        'llama.context_length': u32(4096),
+        'llama.embedding_length': u32(256),
+        'llama.feed_forward_length': u32(512),
+        'llama.attention.head_count': u32(4),
+        'llama.attention.head_count_kv': u32(2),
+        'llama.vocab_size': u32(1024),
+        'split.no': u32(0),
+        'split.count': u32(2),
+      },
+      tensors.slice(0, half),
+    );
+    const second = writeSparseGguf(join(dir, 'tiny-00002-of-00002.gguf'), { 'split.no': u32(1), 'split.count': u32(2) }, tensors.slice(half));
+    const description = await describeArtifact(new DirectoryRangeReader(dir), ['tiny-00002-of-00002.gguf', 'tiny-00001-of-00002.gguf']);
+    expect(description.weights.bytes).toBe(first.dataBytes + second.dataBytes);
+    expect(description.shape).toMatchObject({ layers: 4, kvHeads: 2, headDim: 64, maxContextLength: 4096 });
+  });
+
   it('refuses an artifact holding two different GGUF models, naming them', async () => {
     writeLlama31Q8('a-Q8_0.gguf');
     writeLlama31Q8('b-Q8_0.gguf');
