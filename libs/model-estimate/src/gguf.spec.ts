@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GGMLQuantizationType } from '@huggingface/gguf';
@@ -86,7 +86,7 @@ describe('GGUF artifacts', () => {
 
   it('rejects a file that is not GGUF with the reason and the path', async () => {
     const file = 'not-gguf.gguf';
-    require('node:fs').writeFileSync(join(dir, file), 'definitely not a gguf file, but long enough to be read');
+    writeFileSync(join(dir, file), 'definitely not a gguf file, but long enough to be read');
     const error = await describeArtifact(new DirectoryRangeReader(dir), [file]).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ModelEstimateError);
     expect((error as ModelEstimateError).message).toMatch(/^INVALID_GGUF: not-gguf\.gguf: not a valid gguf file/);
