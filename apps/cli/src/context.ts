@@ -14,6 +14,8 @@ export interface StackContext {
   router?: string;
   /** host:port of the inference-router's gRPC KeyService. */
   routerGrpc?: string;
+  /** host:port of model delivery's gRPC ModelDeliveryService. Absent in contexts of older stacks. */
+  delivery?: string;
   /** Redis of the router's rate limits and usage counters. */
   redisUrl?: string;
   /** pid of the `gpufleet up` process that owns the stack. */
@@ -84,4 +86,17 @@ export function requireRouter(home: string, routerFlag?: string): { grpc: string
   }
   if (!ctx.routerGrpc) throw new Error(`the gpufleet stack running from ${home} has no inference-router in its context (started by an older gpufleet); restart it with \`gpufleet up\` or pass --router HOST:PORT`);
   return { grpc: ctx.routerGrpc, http: ctx.router };
+}
+
+/** Where model delivery's ModelDeliveryService listens: --delivery, else the stack context, else the saved login's. */
+export function requireDelivery(home: string, flag?: string): string {
+  if (flag) return flag;
+  const ctx = readLiveContext(home);
+  if (!ctx) {
+    const login = readLogin(home);
+    if (login?.delivery) return login.delivery;
+    throw new Error(NO_STACK(home, '--delivery'));
+  }
+  if (!ctx.delivery) throw new Error(`the gpufleet stack running from ${home} has no model delivery in its context (started by an older gpufleet); restart it with \`gpufleet up\` or pass --delivery HOST:PORT`);
+  return ctx.delivery;
 }

@@ -12,6 +12,8 @@ export interface Login {
   scheduler?: string;
   /** host:port of the router's KeyService. */
   router?: string;
+  /** host:port of model delivery's ModelDeliveryService. */
+  delivery?: string;
   /** Absolute paths, as given to --tls-ca/--tls-cert/--tls-key at login. */
   tls?: { ca?: string; cert?: string; key?: string };
 }
@@ -45,6 +47,7 @@ export function readLogin(home: string): Login | undefined {
     token,
     scheduler: optionalString(o.scheduler, 'scheduler', path),
     router: optionalString(o.router, 'router', path),
+    delivery: optionalString(o.delivery, 'delivery', path),
     tls: files.ca || files.cert || files.key ? files : undefined,
   };
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { loadAdminToken, loadCliToken } from './admin';
 import { applyLoginTls, readLogin } from './login';
-import { resolveHome, requireContext, requireRouter } from './context';
+import { resolveHome, requireContext, requireDelivery, requireRouter } from './context';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { Kind, connectClients, parseKind, runGet } from './commands/get';
 import { runDescribeWorkload } from './commands/describe';
@@ -12,6 +12,7 @@ import { runCreateInstance, runDeleteInstance, runDescribeInstance, runSetInstan
 import { runSsh } from './commands/ssh';
 import { runCreateSecret, runDeleteSecret } from './commands/secrets';
 import { runLogs } from './commands/logs';
+import { DELIVERY_FLAG, isArtifactKind, runCreateArtifact, runDeleteArtifact, runDescribeArtifact, runGetArtifacts } from './commands/artifacts';
 import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
 import { registerAccessCommands } from './commands/access-commands';
 import { SCHEDULER_FLAG, collect, intArg } from './flags';
@@ -66,6 +67,8 @@ See docs/cli.md for every command and flag.`,
 const schedulerOf = (o: { scheduler?: string }) => requireContext(resolveHome(program.opts().home), o.scheduler).scheduler;
 /** The router's KeyService address of the running stack, or --router. */
 const routerOf = (o: { router?: string }) => requireRouter(resolveHome(program.opts().home), o.router).grpc;
+/** Model delivery's address of the running stack, or --delivery. */
+const deliveryOf = (o: { delivery?: string }) => requireDelivery(resolveHome(program.opts().home), o.delivery);
 const ROUTER_FLAG = ['--router <host:port>', "inference-router's gRPC KeyService address (default: from the stack context)"] as const;
 const NAMESPACE_FLAG = ['-n, --namespace <ns>', 'namespace', 'default'] as const;
 
@@ -143,15 +146,17 @@ program
 
 program
   .command('get')
-  .description('list nodes, pools, instancetypes, workloads, queues, localqueues, deployments, instances or secrets (kubectl-style; secrets show key names, never values)')
-  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues | deployments | instances | secrets')
+  .description('list nodes, pools, instancetypes, workloads, queues, localqueues, deployments, instances, secrets or artifacts (kubectl-style; secrets show key names, never values)')
+  .argument('<kind>', 'nodes | pools | instancetypes | workloads | queues | localqueues | deployments | instances | secrets | artifacts')
   .argument('[name]', 'one resource by name')
   .option('-o, --output <format>', 'table | wide | json | yaml', 'table')
   .option('-w, --watch', 'keep printing changes')
   .option('--pool <pool>', 'only this pool (nodes, instancetypes)')
-  .option('-n, --namespace <ns>', 'namespace of workloads, localqueues, deployments, instances and secrets (default: all for lists, "default" for one)')
+  .option('-n, --namespace <ns>', 'namespace of workloads, localqueues, deployments, instances, secrets and artifacts (default: all for lists, "default" for one)')
   .option(...SCHEDULER_FLAG)
+  .option(...DELIVERY_FLAG)
   .action(async (kind: string, name: string | undefined, o) => {
+    if (isArtifactKind(kind)) return runGetArtifacts(deliveryOf(o), { name, namespace: o.namespace, format: parseFormat(o.output), watch: Boolean(o.watch) }, out);
     await runGet({
       scheduler: schedulerOf(o),
       kind: parseKind(kind),
@@ -218,9 +223,9 @@ program
 
 program
   .command('create')
-  .description('create a GPU instance (allocated accelerators reached over SSH), or a secret (created or replaced)')
-  .argument('<kind>', 'instance | secret')
-  .argument('<name>', 'instance name (DNS-1123, at most 50 characters) or secret name (DNS-1123)')
+  .description('create a GPU instance (allocated accelerators reached over SSH), a secret (created or replaced) or a model artifact (weights from a hub, a URL or a path)')
+  .argument('<kind>', 'instance | secret | artifact')
+  .argument('<name>', 'instance name (DNS-1123, at most 50 characters), secret or artifact name (DNS-1123)')
   .option(...NAMESPACE_FLAG)
   .option('--queue <localqueue>', 'LocalQueue it enters (default: default)')
   .option('--instance-type <type>', 'InstanceType to get')
@@ -239,10 +244,24 @@ program
   .option('--env-secret <var=secret/key>', 'environment variable from a key of a Secret of the namespace (repeatable; see `gpufleet create secret`)', collect)
   .option('--from-literal <key=value>', 'secret: a key and its value (repeatable)', collect)
   .option('--from-file <key=path>', "secret: a key and the file holding its value; PATH alone takes the file's name as key (repeatable)", collect)
-  .option('--wait', 'wait until it is Running, printing progress')
+  .option('--hf <org/name>', 'artifact: a Hugging Face hub repository')
+  .option('--modelscope <org/name>', 'artifact: a ModelScope repository')
+  .option('--url <url>', 'artifact: one file at an http(s) URL')
+  .option('--path <dir>', 'artifact: a directory already on every node')
+  .option('--endpoint <url>', 'artifact: the hub (a mirror, an air-gapped hub; default: the public one)')
+  .option('--revision <rev>', 'artifact: branch, tag or commit (default main)')
+  .option('--allow <glob>', 'artifact: only files matching (repeatable)', collect)
+  .option('--ignore <glob>', 'artifact: leave out files matching (repeatable)', collect)
+  .option('--expected-digest <sha256:hex>', 'artifact: the manifest digest it must resolve to')
+  .option('--token-secret <secret/key>', 'artifact: the hub token, from a key of a Secret of the namespace')
+  .option('--pin', 'artifact: never evict it from a node cache')
+  .option('--prefetch <node>', 'artifact: fetch it to this node as soon as it is resolved ("*": every node; repeatable)', collect)
+  .option('--wait', 'wait until it is Running (an instance) or resolved (an artifact), printing progress')
   .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 300)
   .option(...SCHEDULER_FLAG)
+  .option(...DELIVERY_FLAG)
   .action(async (kind: string, name: string, o) => {
+    if (isArtifactKind(kind)) return runCreateArtifact(deliveryOf(o), name, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
     if (kindFor('create', kind, ['instances', 'secrets']) === 'secrets') return runCreateSecret(schedulerOf(o), name, o, out);
     await runCreateInstance(schedulerOf(o), name, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
   });
@@ -306,12 +325,14 @@ program
 
 program
   .command('describe')
-  .description('show a workload (with why it is pending), a deployment (with its replicas) or an instance in detail')
-  .argument('<kind>', 'workload | deployment | instance')
+  .description('show a workload (with why it is pending), a deployment (with its replicas), an instance or an artifact (with every node\'s copy) in detail')
+  .argument('<kind>', 'workload | deployment | instance | artifact')
   .argument('<name>')
   .option(...NAMESPACE_FLAG)
   .option(...SCHEDULER_FLAG)
+  .option(...DELIVERY_FLAG)
   .action(async (kind: string, name: string, o) => {
+    if (isArtifactKind(kind)) return runDescribeArtifact(deliveryOf(o), o.namespace, name, out);
     const k = kindFor('describe', kind, ['workloads', 'deployments', 'instances']);
     const scheduler = schedulerOf(o);
     if (k === 'deployments') await runDescribeDeployment(scheduler, o.namespace, name, out);
@@ -321,12 +342,14 @@ program
 
 program
   .command('delete')
-  .description('delete a workload, deployment, instance (its processes stop, its devices and quota are released) or secret')
-  .argument('<kind>', 'workload | deployment | instance | secret')
+  .description('delete a workload, deployment, instance (its processes stop, its devices and quota are released), secret or artifact')
+  .argument('<kind>', 'workload | deployment | instance | secret | artifact')
   .argument('<name>')
   .option(...NAMESPACE_FLAG)
   .option(...SCHEDULER_FLAG)
+  .option(...DELIVERY_FLAG)
   .action(async (kind: string, name: string, o) => {
+    if (isArtifactKind(kind)) return runDeleteArtifact(deliveryOf(o), o.namespace, name, out);
     const k = kindFor('delete', kind, ['workloads', 'deployments', 'instances', 'secrets']);
     const scheduler = schedulerOf(o);
     if (k === 'secrets') return runDeleteSecret(scheduler, o.namespace, name, out);

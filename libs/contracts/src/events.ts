@@ -213,6 +213,12 @@ export const Buckets = {
    * runtimes when they start pods. One revision per key, so a replaced or deleted value is not kept.
    */
   secrets: (cluster: string) => bucketName(cluster, 'secrets'),
+  /** ModelArtifacts (spec + status, the per-node copies left out), keyed "<namespace>.<name>"; written by model delivery's control role. */
+  artifacts: (cluster: string) => bucketName(cluster, 'artifacts'),
+  /** Resolved manifests (ArtifactManifest), keyed by the hex of their sha256 digest; written once each by the control role. */
+  artifactManifests: (cluster: string) => bucketName(cluster, 'artifact-manifests'),
+  /** Each node's copy of each artifact (ArtifactNodeStatus), keyed "<node>.<namespace>.<name>"; one writer per node (its cache). */
+  artifactNodes: (cluster: string) => bucketName(cluster, 'artifact-nodes'),
   /** Leader leases, keyed by role (e.g. "scheduler"). */
   leases: (cluster: string) => bucketName(cluster, 'leases'),
   /** Users and service accounts (User), keyed by name; written by the scheduler's AccessService. */

@@ -4,6 +4,7 @@ import {
   DeploymentServiceService,
   InstanceServiceService,
   KeyServiceService,
+  ModelDeliveryServiceService,
   QueueServiceService,
   SchedulingServiceService,
   SecretServiceService,
@@ -19,6 +20,7 @@ export const ServiceNames = {
   keys: 'gpufleet.v1.KeyService',
   access: 'gpufleet.v1.AccessService',
   secrets: 'gpufleet.v1.SecretService',
+  modelDelivery: 'gpufleet.v1.ModelDeliveryService',
 } as const;
 
 /** Properties read through getters, so nothing is looked up before it is used. */
@@ -38,6 +40,7 @@ export const ServiceDefinitions = lazyProperties({
   keys: () => KeyServiceService,
   access: () => AccessServiceService,
   secrets: () => SecretServiceService,
+  modelDelivery: () => ModelDeliveryServiceService,
 });
 
 /** Directory holding the .proto sources (used for gRPC reflection at run time). */

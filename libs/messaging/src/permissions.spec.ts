@@ -85,6 +85,27 @@ describe('natsPermissions', () => {
     }
   });
 
+  it('lets model delivery write artifacts and manifests (control) and its own nodes\' copies (caches), nothing of the scheduler\'s', () => {
+    const both = of({ component: 'delivery', control: true, nodes: ['h100-0'] });
+    const controlOnly = of({ component: 'delivery', control: true, nodes: [] });
+    const cacheOnly = of({ component: 'delivery', control: false, nodes: ['h100-0'] });
+    expect(permits(both.publish, '$KV.gpufleet-dev-artifacts.team.llama')).toBe(true);
+    expect(permits(both.publish, '$KV.gpufleet-dev-artifact-manifests.ab12')).toBe(true);
+    expect(permits(both.publish, '$KV.gpufleet-dev-leases.model-delivery')).toBe(true);
+    expect(permits(both.publish, '$KV.gpufleet-dev-leases.scheduler')).toBe(false);
+    expect(permits(both.publish, '$KV.gpufleet-dev-artifact-nodes.h100-0.team.llama')).toBe(true);
+    expect(permits(both.publish, '$KV.gpufleet-dev-artifact-nodes.h100-1.team.llama')).toBe(false);
+    expect(permits(cacheOnly.publish, '$KV.gpufleet-dev-artifacts.team.llama')).toBe(false);
+    expect(permits(cacheOnly.publish, '$JS.API.STREAM.CREATE.KV_gpufleet-dev-artifacts')).toBe(false);
+    expect(permits(controlOnly.publish, '$KV.gpufleet-dev-artifact-nodes.h100-0.team.llama')).toBe(false);
+    expect(permits(controlOnly.publish, '$JS.API.STREAM.CREATE.KV_gpufleet-dev-artifacts')).toBe(true);
+    for (const perms of [both, controlOnly, cacheOnly]) {
+      expect(permits(perms.publish, '$JS.API.DIRECT.GET.KV_gpufleet-dev-artifacts')).toBe(true);
+      for (const bucket of ['deployments', 'workloads', 'ledger', 'secrets', 'access-users', 'api-keys']) expect(permits(perms.publish, `$KV.gpufleet-dev-${bucket}.x.y`)).toBe(false);
+      expect(permits(perms.publish, '$JS.API.STREAM.DELETE.KV_gpufleet-dev-artifacts')).toBe(false);
+    }
+  });
+
   it("covers every node with '*' (a DaemonSet's shared credential) but no other bucket", () => {
     const shared = of({ component: 'agent', nodes: '*' });
     expect(permits(shared.publish, '$KV.gpufleet-dev-nodes.any-node')).toBe(true);

@@ -9,7 +9,12 @@ export type NatsIdentitySpec =
   | { component: 'control' }
   | { component: 'router' }
   | { component: 'agent'; nodes: readonly string[] | '*' }
-  | { component: 'runtime'; nodes: readonly string[] | '*' };
+  | { component: 'runtime'; nodes: readonly string[] | '*' }
+  /**
+   * Model delivery: `control` is its control role (resolves artifacts; owns the artifact
+   * buckets), `nodes` the node caches the process runs ([] for a control-only process).
+   */
+  | { component: 'delivery'; control: boolean; nodes: readonly string[] | '*' };
 
 export type NatsComponent = NatsIdentitySpec['component'];
 
@@ -141,6 +146,38 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         // Its own nodes' runtime reports (sandboxed or not): keyed by node name.
         ...readBucketSubjects(Buckets.runtimes(cluster)),
         ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(Buckets.runtimes(cluster), k)),
+      ]);
+    }
+    case 'delivery': {
+      const artifacts = Buckets.artifacts(cluster);
+      const manifests = Buckets.artifactManifests(cluster);
+      const copies = Buckets.artifactNodes(cluster);
+      const control = spec.control
+        ? [
+            // It owns the artifact buckets: creates them and writes artifacts and manifests.
+            ...[artifacts, manifests, copies].map((b) => `$JS.API.STREAM.CREATE.${kvStream(b)}`),
+            writeKeySubject(artifacts, '>'),
+            writeKeySubject(manifests, '>'),
+            // Who may call ModelDeliveryService, as the router reads it for KeyService.
+            ...[Buckets.accessUsers(cluster), Buckets.accessTokens(cluster), Buckets.accessBindings(cluster)].flatMap(readBucketSubjects),
+            ...readBucketSubjects(Buckets.leases(cluster)),
+            writeKeySubject(Buckets.leases(cluster), 'model-delivery'),
+          ]
+        : [];
+      const caches =
+        spec.nodes === '*' || spec.nodes.length > 0
+          ? [
+              // What its nodes' pods need (workloads on the ledger) and its own nodes' copies.
+              ...[Buckets.nodes(cluster), Buckets.ledger(cluster), Buckets.workloads(cluster)].flatMap(readBucketSubjects),
+              ...nodeKeys(spec.nodes, '.>').map((k) => writeKeySubject(copies, k)),
+            ]
+          : [];
+      return limited([
+        // Both roles read the artifacts, their manifests and every node's copies (peers), and
+        // the hub tokens named by tokenFromSecret.
+        ...[artifacts, manifests, copies, Buckets.secrets(cluster)].flatMap(readBucketSubjects),
+        ...control,
+        ...caches,
       ]);
     }
   }

@@ -20,10 +20,11 @@ export function registerAccessCommands(program: Command, ctx: AccessCommandConte
     .requiredOption('--token <token>', 'the access token')
     .option('--scheduler <host:port>', "the cluster's scheduler, kept for later commands (default: the local stack of --home)")
     .option('--router <host:port>', "the cluster's router KeyService, kept for later commands")
+    .option('--delivery <host:port>', "the cluster's model delivery (ModelDeliveryService), kept for later commands")
     .action(async (o) => {
       const { tlsCa, tlsCert, tlsKey } = program.opts<{ tlsCa?: string; tlsCert?: string; tlsKey?: string }>();
       const tls = tlsCa || tlsCert || tlsKey ? { ca: tlsCa, cert: tlsCert, key: tlsKey } : undefined;
-      const login = { token: o.token as string, scheduler: o.scheduler as string | undefined, router: o.router as string | undefined, tls };
+      const login = { token: o.token as string, scheduler: o.scheduler as string | undefined, router: o.router as string | undefined, delivery: o.delivery as string | undefined, tls };
       await runLogin(ctx.schedulerOf(o), ctx.home(), login, ctx.out);
     });
 
