@@ -99,7 +99,7 @@ function nextLink(header: string | null): string | undefined {
 }
 
 function accessHolder(ctx: SourceContext): string {
-  return ctx.tokenName ? `the token in ${ctx.tokenName}` : 'an anonymous caller (no tokenSecretRef)';
+  return ctx.tokenName ? `the token in ${ctx.tokenName}` : 'an anonymous caller (no tokenFromSecret)';
 }
 
 /** The failure a hub error response means, from its status, X-Error-Code and X-Error-Message. */
@@ -123,7 +123,7 @@ export async function hubFailure(res: Response, url: string, source: HubSource, 
     return new ResolutionError('InvalidToken', `${source.endpoint} refused the token in ${ctx.tokenName}${said}; put a valid token in that secret`);
   }
   if (code === 'RepoNotFound' || res.status === 401 || res.status === 403) {
-    const who = ctx.token ? `the token in ${ctx.tokenName} cannot read it` : 'no token was given (set tokenSecretRef)';
+    const who = ctx.token ? `the token in ${ctx.tokenName} cannot read it` : 'no token was given (set tokenFromSecret)';
     return new ResolutionError('AccessDenied', `${source.repo} does not exist at ${source.endpoint}, or it is private and ${who}${said}`);
   }
   if (res.status === 404) return new ResolutionError('SourceUnavailable', `${url} answered 404 without a hub error code${said}; is ${source.endpoint} a Hugging Face hub endpoint?`);

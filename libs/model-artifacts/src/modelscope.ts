@@ -22,7 +22,7 @@ export async function resolveModelScope(source: { repo: string; endpoint: string
   if (res.status === 401 || res.status === 403) {
     await res.body?.cancel();
     if (ctx.token) throw new ResolutionError('InvalidToken', `ModelScope at ${source.endpoint} refused the token in ${ctx.tokenName} (${res.status}); put a valid token in that secret`);
-    throw new ResolutionError('AccessDenied', `${source.repo} on ModelScope needs a token (${res.status}); set tokenSecretRef`);
+    throw new ResolutionError('AccessDenied', `${source.repo} on ModelScope needs a token (${res.status}); set tokenFromSecret`);
   }
   if (res.status === 404) {
     await res.body?.cancel();

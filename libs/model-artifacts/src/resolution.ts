@@ -6,7 +6,7 @@ import { SecretRef } from './spec';
 
 /**
  * Where the node cache fetches a file from. It holds no secret: when `bearerToken` is set the
- * cache adds `Authorization: Bearer <token>` with the token of the artifact's tokenSecretRef
+ * cache adds `Authorization: Bearer <token>` with the token of the artifact's tokenFromSecret
  * (downloadRequest does). Hub URLs may redirect (LFS files go to a CDN): follow redirects, and
  * send Range requests to the URL the redirect ends at.
  */

@@ -121,44 +121,44 @@ describe('resolving a Hugging Face repository', () => {
   });
 
   it('AccessDenied for a private repository without a token or with one that cannot read it', async () => {
-    expect(await failed(hf('acme/private'))).toMatchObject({ reason: 'AccessDenied', message: expect.stringContaining('it is private and no token was given (set tokenSecretRef)') });
-    const outsider = await failed(hf('acme/private', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }));
+    expect(await failed(hf('acme/private'))).toMatchObject({ reason: 'AccessDenied', message: expect.stringContaining('it is private and no token was given (set tokenFromSecret)') });
+    const outsider = await failed(hf('acme/private', { tokenFromSecret: { name: 'hf-outsider', key: 'token' } }));
     expect(outsider).toMatchObject({ reason: 'AccessDenied', message: expect.stringContaining('the token in secret hf-outsider key token cannot read it') });
-    const reader = await resolved(hf('acme/private', { tokenSecretRef: { name: 'hf-reader', key: 'token' } }));
+    const reader = await resolved(hf('acme/private', { tokenFromSecret: { name: 'hf-reader', key: 'token' } }));
     expect(reader.files[0].download.bearerToken).toBe(true);
     expect(await verifies(reader.files[0], READER)).toBe(true);
   });
 
   it('AccessDenied for a gated repository whose digests are masked, until the token is granted', async () => {
-    const f = await failed(hf('acme/gated', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }));
+    const f = await failed(hf('acme/gated', { tokenFromSecret: { name: 'hf-outsider', key: 'token' } }));
     expect(f.reason).toBe('AccessDenied');
     expect(f.message).toContain('acme/gated masks the digests of 2 file(s)');
-    const r = await resolved(hf('acme/gated', { tokenSecretRef: { name: 'hf-reader', key: 'token' } }));
+    const r = await resolved(hf('acme/gated', { tokenFromSecret: { name: 'hf-reader', key: 'token' } }));
     expect(r.manifest.files.map((x) => x.digest.split(':')[0])).toEqual(['gitsha1', 'sha256']);
     expect(await verifies(r.files[1], READER)).toBe(true);
   });
 
   it('AccessDenied for a gated repository that lists its digests but refuses the bytes', async () => {
     const anonymous = await failed(hf('acme/gated-listed'));
-    expect(anonymous.message).toContain('acme/gated-listed is gated and an anonymous caller (no tokenSecretRef) has not been granted access');
-    const outsider = await failed(hf('acme/gated-listed', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }));
+    expect(anonymous.message).toContain('acme/gated-listed is gated and an anonymous caller (no tokenFromSecret) has not been granted access');
+    const outsider = await failed(hf('acme/gated-listed', { tokenFromSecret: { name: 'hf-outsider', key: 'token' } }));
     expect(outsider).toMatchObject({ reason: 'AccessDenied', message: expect.stringContaining('the token in secret hf-outsider key token has not been granted access') });
     hub.grant(OUTSIDER, 'acme/gated-listed');
-    expect((await resolved(hf('acme/gated-listed', { tokenSecretRef: { name: 'hf-outsider', key: 'token' } }))).files).toHaveLength(1);
+    expect((await resolved(hf('acme/gated-listed', { tokenFromSecret: { name: 'hf-outsider', key: 'token' } }))).files).toHaveLength(1);
   });
 
   it('InvalidToken for a token the hub refuses or one that cannot be a bearer token; the value never appears', async () => {
-    const wrong = await failed(hf('acme/llm', { tokenSecretRef: { name: 'hf-wrong', key: 'token' } }));
+    const wrong = await failed(hf('acme/llm', { tokenFromSecret: { name: 'hf-wrong', key: 'token' } }));
     expect(wrong).toMatchObject({ reason: 'InvalidToken', retryable: false });
     expect(wrong.message).toContain('refused the token in secret hf-wrong key token ("Invalid credentials in Authorization header")');
     expect(wrong.message).not.toContain('hf_revoked');
-    const garbled = await failed(hf('acme/llm', { tokenSecretRef: { name: 'hf-garbled', key: 'token' } }));
+    const garbled = await failed(hf('acme/llm', { tokenFromSecret: { name: 'hf-garbled', key: 'token' } }));
     expect(garbled.message).toBe('InvalidToken: secret hf-garbled key token does not hold a usable bearer token (empty, over 4096 characters, or with spaces or non-ASCII characters)');
   });
 
   it('SecretNotFound when the secret or its key does not exist', async () => {
-    const f = await failed(hf('acme/llm', { tokenSecretRef: { name: 'hf-reader', key: 'missing', namespace: 'ml' } }));
-    expect(f.message).toBe('SecretNotFound: secret ml/hf-reader key missing does not exist; create it or fix tokenSecretRef');
+    const f = await failed(hf('acme/llm', { tokenFromSecret: { name: 'hf-reader', key: 'missing', namespace: 'ml' } }));
+    expect(f.message).toBe('SecretNotFound: secret ml/hf-reader key missing does not exist; create it or fix tokenFromSecret');
   });
 
   it('EmptyManifest when the patterns select nothing', async () => {

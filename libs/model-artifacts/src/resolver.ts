@@ -17,7 +17,7 @@ import { resolveUrl } from './url-source';
 export interface ResolverOptions {
   /** The HTTP client; default the global fetch. */
   fetch?: FetchFn;
-  /** Where tokenSecretRef is looked up; required when a spec names one. */
+  /** Where tokenFromSecret is looked up; required when a spec names one. */
   secrets?: SecretLookup;
   limits?: Partial<ResolveLimits>;
 }
@@ -44,9 +44,9 @@ async function resolveOrThrow(spec: ModelArtifactSpec, options: ResolverOptions)
     limits,
     selected: (path) => isSelected(path, spec.allowPatterns, spec.ignorePatterns),
   };
-  if (spec.tokenSecretRef) {
-    ctx.tokenName = secretName(spec.tokenSecretRef);
-    ctx.token = await tokenOf(spec.tokenSecretRef, options.secrets);
+  if (spec.tokenFromSecret) {
+    ctx.tokenName = secretName(spec.tokenFromSecret);
+    ctx.token = await tokenOf(spec.tokenFromSecret, options.secrets);
   }
   const source = spec.source;
   let listing: SourceListing;
@@ -96,9 +96,9 @@ async function resolveOrThrow(spec: ModelArtifactSpec, options: ResolverOptions)
 
 async function tokenOf(ref: SecretRef, secrets: SecretLookup | undefined): Promise<string> {
   const name = secretName(ref);
-  if (!secrets) throw new ResolutionError('SecretNotFound', `${name} is named by tokenSecretRef but this resolver has no secret store`);
+  if (!secrets) throw new ResolutionError('SecretNotFound', `${name} is named by tokenFromSecret but this resolver has no secret store`);
   const value = await secrets(ref);
-  if (value === undefined) throw new ResolutionError('SecretNotFound', `${name} does not exist; create it or fix tokenSecretRef`);
+  if (value === undefined) throw new ResolutionError('SecretNotFound', `${name} does not exist; create it or fix tokenFromSecret`);
   // a value written with `echo` ends in a newline: that whitespace is no part of any token
   const token = value.trim();
   if (!/^[\x21-\x7e]{1,4096}$/.test(token)) throw new ResolutionError('InvalidToken', `${name} does not hold a usable bearer token (empty, over 4096 characters, or with spaces or non-ASCII characters)`);

@@ -29,21 +29,21 @@ describe('ModelArtifact spec validation', () => {
         revision: 'main branch',
         allowPatterns: ['*.json', ''],
         expectedDigest: 'sha256:XYZ',
-        tokenSecretRef: { name: 'HF', key: '' },
+        tokenFromSecret: { name: 'HF', key: '' },
         colour: 'blue',
       }),
     ).toThrow(
-      'INVALID_ARTIFACT_SPEC: colour: unknown field (expected one of source, revision, allowPatterns, ignorePatterns, expectedDigest, tokenSecretRef); ' +
+      'INVALID_ARTIFACT_SPEC: colour: unknown field (expected one of source, revision, allowPatterns, ignorePatterns, expectedDigest, tokenFromSecret); ' +
         'source.repo: expected "org/name" (or a legacy single name) of letters, digits, "-", "_" and ".", got "a/b/c"; ' +
         'source.endpoint: expected an http:// or https:// URL, got a ftp: URL; revision: "main branch" is not a valid git ref or commit id; ' +
         'allowPatterns[1]: expected a non-empty glob pattern; expectedDigest: expected "sha256:" and 64 lowercase hex digits (a manifest digest); ' +
-        'tokenSecretRef.name: expected a Secret name (lowercase letters, digits, "-" and "."); tokenSecretRef.key: expected a key of the Secret (letters, digits, "-", "_" and ".")',
+        'tokenFromSecret.name: expected a Secret name (lowercase letters, digits, "-" and "."); tokenFromSecret.key: expected a key of the Secret (letters, digits, "-", "_" and ".")',
     );
   });
 
   it('refuses what a source kind cannot use', () => {
     expect(problems({ source: { kind: 'url', url: 'https://x/y.gguf' }, revision: 'main', allowPatterns: ['*'] })).toEqual(['revision', 'allowPatterns']);
-    expect(problems({ source: { kind: 'local', path: '/models/x' }, tokenSecretRef: { name: 'hf', key: 'token' } })).toEqual(['tokenSecretRef']);
+    expect(problems({ source: { kind: 'local', path: '/models/x' }, tokenFromSecret: { name: 'hf', key: 'token' } })).toEqual(['tokenFromSecret']);
     expect(problems({ source: { kind: 'local', path: 'models/x' } })).toEqual(['source.path']);
     expect(problems({ source: { kind: 'git', repo: 'a/b' } })).toEqual(['source.kind']);
     expect(problems({ source: { kind: 'url', url: 'https://user:pw@host/file' } })).toEqual(['source.url']);

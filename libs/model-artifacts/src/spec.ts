@@ -35,7 +35,7 @@ export interface ModelArtifactSpec {
   ignorePatterns: string[];
   /** `sha256:<64 hex>`: the manifest digest this artifact must resolve to; used as is while the source is unreachable. */
   expectedDigest?: string;
-  tokenSecretRef?: SecretRef;
+  tokenFromSecret?: SecretRef;
 }
 
 export interface SpecProblem {
@@ -71,7 +71,7 @@ export function validateArtifactSpec(input: unknown): ModelArtifactSpec {
     return undefined;
   };
   if (!isRecord(input)) throw new ArtifactSpecError([{ field: 'spec', message: 'expected an object' }]);
-  unknownKeys(input, ['source', 'revision', 'allowPatterns', 'ignorePatterns', 'expectedDigest', 'tokenSecretRef'], '', bad);
+  unknownKeys(input, ['source', 'revision', 'allowPatterns', 'ignorePatterns', 'expectedDigest', 'tokenFromSecret'], '', bad);
 
   const source = validateSource(input.source, bad);
   const kind = source?.kind;
@@ -97,17 +97,17 @@ export function validateArtifactSpec(input: unknown): ModelArtifactSpec {
     else expectedDigest = input.expectedDigest;
   }
 
-  let tokenSecretRef: SecretRef | undefined;
-  if (input.tokenSecretRef !== undefined) {
-    if (kind === 'local') bad('tokenSecretRef', 'a local source needs no token; leave it out');
-    else tokenSecretRef = validateSecretRef(input.tokenSecretRef, bad);
+  let tokenFromSecret: SecretRef | undefined;
+  if (input.tokenFromSecret !== undefined) {
+    if (kind === 'local') bad('tokenFromSecret', 'a local source needs no token; leave it out');
+    else tokenFromSecret = validateSecretRef(input.tokenFromSecret, bad);
   }
 
   if (problems.length > 0 || !source) throw new ArtifactSpecError(problems);
   const spec: ModelArtifactSpec = { source, allowPatterns: allowPatterns ?? [], ignorePatterns: ignorePatterns ?? [] };
   if (revision !== undefined) spec.revision = revision;
   if (expectedDigest !== undefined) spec.expectedDigest = expectedDigest;
-  if (tokenSecretRef) spec.tokenSecretRef = tokenSecretRef;
+  if (tokenFromSecret) spec.tokenFromSecret = tokenFromSecret;
   return spec;
 }
 
@@ -165,8 +165,8 @@ function httpUrl(value: unknown, field: string, bad: (field: string, message: st
     return bad(field, `expected an http:// or https:// URL, got ${JSON.stringify(value)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad(field, `expected an http:// or https:// URL, got a ${url.protocol} URL`);
-  // a credential in a URL ends up in logs and status; it belongs in tokenSecretRef
-  if (url.username || url.password) return bad(field, 'must not carry a user name or password; put the token in a Secret and name it in tokenSecretRef');
+  // a credential in a URL ends up in logs and status; it belongs in tokenFromSecret
+  if (url.username || url.password) return bad(field, 'must not carry a user name or password; put the token in a Secret and name it in tokenFromSecret');
   if (isEndpoint && (url.search || url.hash)) return bad(field, 'expected the hub\'s base URL, without a query or fragment');
   return isEndpoint ? value : url.toString();
 }
@@ -186,13 +186,13 @@ function patterns(value: unknown, field: string, kind: SourceKind | undefined, b
 }
 
 function validateSecretRef(value: unknown, bad: (field: string, message: string) => undefined): SecretRef | undefined {
-  if (!isRecord(value)) return bad('tokenSecretRef', 'expected { name, key } of a Secret');
-  unknownKeys(value, ['name', 'key', 'namespace'], 'tokenSecretRef.', bad);
+  if (!isRecord(value)) return bad('tokenFromSecret', 'expected { name, key } of a Secret');
+  unknownKeys(value, ['name', 'key', 'namespace'], 'tokenFromSecret.', bad);
   const { name, key, namespace } = value;
   let ok = true;
-  if (typeof name !== 'string' || !SECRET_NAME.test(name)) ok = !!bad('tokenSecretRef.name', 'expected a Secret name (lowercase letters, digits, "-" and ".")');
-  if (typeof key !== 'string' || !SECRET_KEY.test(key)) ok = !!bad('tokenSecretRef.key', 'expected a key of the Secret (letters, digits, "-", "_" and ".")');
-  if (namespace !== undefined && (typeof namespace !== 'string' || !SECRET_NAME.test(namespace))) ok = !!bad('tokenSecretRef.namespace', 'expected a namespace name');
+  if (typeof name !== 'string' || !SECRET_NAME.test(name)) ok = !!bad('tokenFromSecret.name', 'expected a Secret name (lowercase letters, digits, "-" and ".")');
+  if (typeof key !== 'string' || !SECRET_KEY.test(key)) ok = !!bad('tokenFromSecret.key', 'expected a key of the Secret (letters, digits, "-", "_" and ".")');
+  if (namespace !== undefined && (typeof namespace !== 'string' || !SECRET_NAME.test(namespace))) ok = !!bad('tokenFromSecret.namespace', 'expected a namespace name');
   if (!ok) return undefined;
   return namespace === undefined ? { name: name as string, key: key as string } : { name: name as string, key: key as string, namespace: namespace as string };
 }
@@ -219,7 +219,7 @@ export function assertSpecUnchanged(current: ModelArtifactSpec, next: ModelArtif
   for (const key of Object.keys({ ...current.source, ...next.source }) as (keyof ArtifactSource)[]) {
     if (!same((current.source as Record<string, unknown>)[key], (next.source as Record<string, unknown>)[key])) changed.push(`source.${key}`);
   }
-  for (const key of ['revision', 'allowPatterns', 'ignorePatterns', 'expectedDigest', 'tokenSecretRef'] as const) {
+  for (const key of ['revision', 'allowPatterns', 'ignorePatterns', 'expectedDigest', 'tokenFromSecret'] as const) {
     if (!same(current[key], next[key])) changed.push(key);
   }
   if (changed.length > 0) throw new ImmutableFieldError(changed);

@@ -72,7 +72,7 @@ async function streamDigest(url: string, expectedSize: number | undefined, ctx: 
 function failOnStatus(res: Response, url: string, ctx: SourceContext): void {
   if (res.ok) return;
   if (res.status === 401 && ctx.token) throw new ResolutionError('InvalidToken', `${url} refused the token in ${ctx.tokenName} (401); put a valid token in that secret`);
-  if (res.status === 401 || res.status === 403) throw new ResolutionError('AccessDenied', `${url} answered ${res.status}${ctx.token ? `: the token in ${ctx.tokenName} may not read it` : '; set tokenSecretRef if it needs a token'}`);
+  if (res.status === 401 || res.status === 403) throw new ResolutionError('AccessDenied', `${url} answered ${res.status}${ctx.token ? `: the token in ${ctx.tokenName} may not read it` : '; set tokenFromSecret if it needs a token'}`);
   throw new ResolutionError('SourceUnavailable', `${url} answered ${res.status}; it is retried`);
 }
 
