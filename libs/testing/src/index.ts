@@ -7,3 +7,4 @@ export * from './grpc';
 export * from './kubelet';
 export * from './kube-apiserver';
 export * from './kubelet-sim';
+export * from './range-origin';
