@@ -103,10 +103,11 @@ export async function downloadBlobs(
 
   try {
     for (const file of files) {
-      const job = await prepareJob(file, layout, s, counters);
+      const job = await prepareJob(file, layout, s);
       jobs.push(job);
       if (job.resumeDone.size > 0) {
         const bytes = job.chunks.filter((c) => c.done).reduce((n, c) => n + c.end - c.start, 0);
+        counters.resumedBytes += bytes;
         onBytes(bytes);
         s.onEvent?.({ type: 'Resumed', path: file.path, blob: job.key, bytes });
       }
@@ -186,7 +187,7 @@ function toDeliveryError(err: unknown, signal?: AbortSignal): DeliveryError {
   return new DeliveryError('CacheIOError', (err as Error).message ?? String(err));
 }
 
-async function prepareJob(file: CacheManifestFile, layout: CacheLayout, s: DownloadSettings, _c: DownloadCounters): Promise<BlobJob> {
+async function prepareJob(file: CacheManifestFile, layout: CacheLayout, s: DownloadSettings): Promise<BlobJob> {
   const peers = s.peers ? await Promise.resolve(s.peers.holders(file.digest)).catch(() => []) : [];
   const sources: SourceState[] = [
     ...peers.map((p) => {

@@ -1,0 +1,92 @@
+import { promises as fs } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { startRangeOrigin, type RangeOrigin } from '@gpufleet/testing';
+import { makeArtifact } from './__fixtures__/artifact';
+import { ModelCache, servePeerBlobs, staticPeers, type PeerServer } from './index';
+
+const MiB = 1024 * 1024;
+const TOKEN = 'peer-token-0123456789abcdef';
+
+describe('peer sync', () => {
+  const path = 'model.safetensors';
+  const artifact = makeArtifact([
+    { path, size: 4 * MiB },
+    { path: 'config.json', size: 900, alg: 'gitsha1' },
+  ]);
+  let origin: RangeOrigin;
+  let dir: string;
+  let seed: ModelCache;
+  let peer: PeerServer;
+  const opened: ModelCache[] = [];
+  const node = async (name: string, extra: Partial<Parameters<typeof ModelCache.open>[0]> = {}): Promise<ModelCache> => {
+    const c = await ModelCache.open({ root: join(dir, name), chunkSize: MiB, stallTimeoutMs: 1_000, backoff: { initialMs: 20, maxMs: 100 }, ...extra });
+    opened.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    origin = await startRangeOrigin({ files: artifact.contents });
+    dir = await fs.mkdtemp(join(tmpdir(), 'model-cache-peer-'));
+    seed = await node('node-1');
+    expect(await seed.ensure(artifact.manifest([origin.url]))).toMatchObject({ state: 'Ready', originBytes: artifact.totalBytes });
+    peer = await servePeerBlobs({ cache: seed, token: TOKEN });
+  });
+  afterAll(async () => {
+    await peer.close();
+    for (const c of opened) await c.close();
+    await origin.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves a second node from the first one: the origin sends the artifact once for both', async () => {
+    const before = origin.bytesServed;
+    const second = await node('node-2', { peers: staticPeers([{ url: peer.url, token: TOKEN }]) });
+    const r = await second.ensure(artifact.manifest([origin.url]));
+    expect(r).toMatchObject({ state: 'Ready', originBytes: 0, peerBytes: artifact.totalBytes });
+    expect(origin.bytesServed - before).toBe(0);
+    if (r.state === 'Ready') expect((await fs.readFile(join(r.path, path))).equals(artifact.contents[path])).toBe(true);
+  });
+
+  it('refuses a peer without the token, and the node falls back to the origin', async () => {
+    const res = await fetch(`${peer.url}/blobs/${artifact.manifest([]).files[0].digest.alg}/${artifact.manifest([]).files[0].digest.hex}`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } });
+    expect(res.status).toBe(401);
+    const third = await node('node-3', { peers: staticPeers([{ url: peer.url, token: 'wrong-token-wrong-token' }]) });
+    const r = await third.ensure(artifact.manifest([origin.url]));
+    expect(r).toMatchObject({ state: 'Ready', peerBytes: 0, originBytes: artifact.totalBytes });
+  });
+
+  it('serves ranges and says 404 for a blob it does not hold', async () => {
+    const f = artifact.manifest([]).files[0];
+    const ranged = await fetch(`${peer.url}/blobs/sha256/${f.digest.hex}`, { headers: { authorization: `Bearer ${TOKEN}`, range: 'bytes=10-19' } });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 10-19/${f.size}`);
+    expect(Buffer.from(await ranged.arrayBuffer()).equals(artifact.contents[path].subarray(10, 20))).toBe(true);
+    const missing = await fetch(`${peer.url}/blobs/sha256/${'0'.repeat(64)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(missing.status).toBe(404);
+  });
+
+  it('continues from the bytes already received when the peer dies mid-file', async () => {
+    const dying = await servePeerBlobs({ cache: seed, token: TOKEN });
+    const fourth = await node('node-4', { chunkSize: 8 * MiB, bandwidthBytesPerSecond: 4 * MiB, peers: staticPeers([{ url: dying.url, token: TOKEN }]) });
+    const killer = setInterval(() => {
+      if (dying.bytesServed >= MiB) {
+        clearInterval(killer);
+        void dying.close();
+      }
+    }, 5);
+    try {
+      const r = await fourth.ensure(artifact.manifest([origin.url]));
+      expect(r.state).toBe('Ready');
+      if (r.state !== 'Ready') return;
+      expect(r.peerBytes).toBeGreaterThanOrEqual(512 * 1024);
+      expect(r.originBytes).toBeLessThan(artifact.totalBytes);
+      // nothing fetched twice: what the peer sent is not asked of the origin
+      expect(r.peerBytes + r.originBytes).toBe(artifact.totalBytes);
+      expect((await fs.readFile(join(r.path, path))).equals(artifact.contents[path])).toBe(true);
+    } finally {
+      clearInterval(killer);
+      await dying.close();
+    }
+  });
+});
