@@ -124,6 +124,8 @@ export class ModelCache {
   /** blobs deliveries in flight rely on: never deleted by eviction */
   private readonly keep = new Map<string, number>();
   private readonly reservations = new Set<Reservation>();
+  /** blobs being fetched by some delivery: settled when that delivery stops fetching, published or not */
+  private readonly blobDownloads = new Map<string, Promise<void>>();
   private readonly inflight = new Map<string, { result: Promise<DeliveryResult>; listeners: Set<(p: DeliveryProgress) => void> }>();
   private capacityLock: Promise<void> = Promise.resolve();
   private readonly agents: HttpAgents = createAgents();
@@ -284,32 +286,35 @@ export class ModelCache {
       progress.add(reusedBytes);
       progress.start();
       const r = reservation;
-      await downloadBlobs(
-        missing,
-        this.layout,
-        {
-          streams: this.o.streams ?? 8,
-          chunkSize: this.o.chunkSize ?? 16 * 1024 * 1024,
-          stallTimeoutMs: this.o.stallTimeoutMs ?? 30_000,
-          backoff: { initialMs: this.o.backoff?.initialMs ?? 60_000, maxMs: this.o.backoff?.maxMs ?? 3_600_000 },
-          maxAttemptsWithoutProgress: this.o.maxAttemptsWithoutProgress ?? 10,
-          maxDigestAttempts: this.o.maxDigestAttempts ?? 3,
-          bucket: this.bucket,
-          agents: this.agents,
-          peers: this.o.peers,
-          onEvent: this.o.onEvent,
-        },
-        counters,
-        (n) => {
-          r.written = Math.max(0, r.written + n);
-          progress?.add(n);
-        },
-        (file) => {
-          this.blobSizes.set(blobKey(file.digest), file.size);
-          r.published += file.size;
-        },
-        opts.signal,
-      );
+      // a blob another delivery is fetching is waited for, not fetched twice into the same partial file
+      for (let pass = 0; ; pass++) {
+        const todo = missing.filter((f) => !this.blobSizes.has(blobKey(f.digest)));
+        const theirs = todo.filter((f) => this.blobDownloads.has(blobKey(f.digest)));
+        const ours = todo.filter((f) => !this.blobDownloads.has(blobKey(f.digest)));
+        if (todo.length === 0) break;
+        if (pass > 1 && ours.length === 0 && theirs.length > 0) {
+          throw new DeliveryError('SourceUnavailable', `${theirs[0].path}: the delivery that was fetching it failed twice`);
+        }
+        const settle = new Map<string, () => void>();
+        for (const f of ours) {
+          const k = blobKey(f.digest);
+          this.blobDownloads.set(k, new Promise<void>((resolve) => settle.set(k, resolve)));
+        }
+        try {
+          await Promise.all([
+            this.fetchBlobs(ours, counters, r, progress, opts.signal),
+            ...theirs.map(async (f) => {
+              await this.blobDownloads.get(blobKey(f.digest));
+              if (this.blobSizes.has(blobKey(f.digest))) progress?.add(f.size);
+            }),
+          ]);
+        } finally {
+          for (const [k, resolve] of settle) {
+            this.blobDownloads.delete(k);
+            resolve();
+          }
+        }
+      }
       const path = await this.publishTree(manifest);
       const now = Date.now();
       const rec: TreeRecord = {
@@ -346,6 +351,36 @@ export class ModelCache {
       }
       if (reservation) await this.enforceWatermarks().catch(() => undefined);
     }
+  }
+
+  private fetchBlobs(files: readonly CacheManifestFile[], counters: DownloadCounters, r: Reservation, progress: ProgressReporter | undefined, signal?: AbortSignal): Promise<void> {
+    if (files.length === 0) return Promise.resolve();
+    return downloadBlobs(
+      files,
+      this.layout,
+      {
+        streams: this.o.streams ?? 8,
+        chunkSize: this.o.chunkSize ?? 16 * 1024 * 1024,
+        stallTimeoutMs: this.o.stallTimeoutMs ?? 30_000,
+        backoff: { initialMs: this.o.backoff?.initialMs ?? 60_000, maxMs: this.o.backoff?.maxMs ?? 3_600_000 },
+        maxAttemptsWithoutProgress: this.o.maxAttemptsWithoutProgress ?? 10,
+        maxDigestAttempts: this.o.maxDigestAttempts ?? 3,
+        bucket: this.bucket,
+        agents: this.agents,
+        peers: this.o.peers,
+        onEvent: this.o.onEvent,
+      },
+      counters,
+      (n) => {
+        r.written = Math.max(0, r.written + n);
+        progress?.add(n);
+      },
+      (file) => {
+        this.blobSizes.set(blobKey(file.digest), file.size);
+        r.published += file.size;
+      },
+      signal,
+    );
   }
 
   /** Reserves space before a byte is fetched; evicts unused trees when it must; InsufficientCapacity otherwise. */

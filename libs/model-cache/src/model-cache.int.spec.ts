@@ -153,4 +153,16 @@ describe('ModelCache delivery', () => {
       await o.close();
     }
   });
+
+  it('fetches a blob two concurrent deliveries share once', async () => {
+    const cache = await open();
+    const path = 'model-00001-of-00001.safetensors';
+    const full = artifact.manifest([origin.url]);
+    const weightsOnly = { digest: `sha256:${'f'.repeat(64)}`, files: full.files.filter((f) => f.path === path) };
+    const before = origin.bytesServedOf(path);
+    const [x, y] = await Promise.all([cache.ensure(full), cache.ensure(weightsOnly)]);
+    expect([x.state, y.state]).toEqual(['Ready', 'Ready']);
+    expect(origin.bytesServedOf(path) - before).toBe(artifact.contents[path].length);
+    expect((await cache.usage()).blobBytes).toBe(artifact.totalBytes);
+  });
 });
