@@ -165,4 +165,31 @@ describe('ModelCache delivery', () => {
     expect(origin.bytesServedOf(path) - before).toBe(artifact.contents[path].length);
     expect((await cache.usage()).blobBytes).toBe(artifact.totalBytes);
   });
+
+  it('ends Failed with Aborted when the caller cancels, and keeps the partial file for the next try', async () => {
+    const slow = makeArtifact([{ path: 'slow.bin', size: 2 * MiB }]);
+    const o = await startRangeOrigin({ files: slow.contents, bytesPerSecond: MiB });
+    const m = slow.manifest([o.url]);
+    const checkpoint = join(root, 'partial', `sha256-${m.files[0].digest.hex}.checkpoint.json`);
+    const stop = new AbortController();
+    // cancel once the first chunk is checkpointed
+    const watcher = setInterval(() => void fs.stat(checkpoint).then(() => stop.abort(), () => undefined), 10);
+    try {
+      const cache = await open({ chunkSize: 128 * 1024, streams: 2 });
+      const progress: DeliveryProgress[] = [];
+      const r = await cache.ensure(m, { signal: stop.signal, onProgress: (p) => progress.push(p) });
+      expect(r).toMatchObject({ state: 'Failed', reason: 'Aborted' });
+      expect(progress.at(-1)?.state).toBe('Failed');
+      expect(await fs.readdir(join(root, 'trees'))).toEqual([]);
+      expect((await fs.readdir(join(root, 'partial'))).length).toBeGreaterThan(0);
+      o.setBytesPerSecond(undefined);
+      const again = await cache.ensure(slow.manifest([o.url]));
+      expect(again.state).toBe('Ready');
+      expect(again.resumedBytes).toBeGreaterThan(0);
+      expect(again.originBytes + again.resumedBytes).toBe(2 * MiB);
+    } finally {
+      clearInterval(watcher);
+      await o.close();
+    }
+  });
 });
