@@ -253,7 +253,12 @@ async function fetchChunk(
           agents: s.agents,
         },
         async (buf) => {
-          await partial.write(chunk, buf);
+          await partial.write(chunk, buf).catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
+              throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
+            }
+            throw new DeliveryError('CacheIOError', `${job.file.path}: writing the partial file failed: ${err.message}`);
+          });
           if (source.peer) counters.peerBytes += buf.length;
           else counters.originBytes += buf.length;
           job.contributors.add(source.id);
@@ -264,6 +269,7 @@ async function fetchChunk(
       source.failures = 0;
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
+      if (err instanceof DeliveryError) throw err;
       const e = err instanceof SourceError ? err : new SourceError('Unavailable', (err as Error).message);
       lastError = e.message;
       lastKind = e.kind;

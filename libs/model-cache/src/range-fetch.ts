@@ -1,6 +1,6 @@
 import http from 'http';
 import https from 'https';
-import { SourceError } from './errors';
+import { DeliveryError, SourceError } from './errors';
 
 export interface HttpAgents {
   readonly http: http.Agent;
@@ -120,13 +120,21 @@ async function consume(res: http.IncomingMessage, url: URL, req: RangeRequest, s
       lastByteAt = Date.now();
       const buf = chunk.length > want ? chunk.subarray(0, want) : chunk;
       want -= buf.length;
-      if (buf.length > 0) await sink(buf);
+      if (buf.length > 0) {
+        try {
+          await sink(buf);
+        } catch (err) {
+          res.destroy();
+          throw err instanceof DeliveryError || req.signal?.aborted ? err : new DeliveryError('CacheIOError', (err as Error).message);
+        }
+      }
       lastByteAt = Date.now();
       // a 206 ends by itself and leaves the connection reusable; a 200 for a prefix must be cut
       if (want === 0 && status === 200 && req.end < req.fileSize) break;
     }
   } catch (err) {
-    if (err instanceof SourceError) throw err;
+    // the sink's own failures (the disk) are not the source's fault: they pass through as they are
+    if (err instanceof SourceError || err instanceof DeliveryError) throw err;
     if (req.signal?.aborted) throw err;
     throw new SourceError('Unavailable', `${where}: ${(err as Error).message}`);
   } finally {
