@@ -504,7 +504,15 @@ export class ModelCache {
         await fs.rm(p, { force: true }); // a torn atomic write
         continue;
       }
-      const rec = JSON.parse(await fs.readFile(p, 'utf8')) as TreeRecord;
+      let rec: TreeRecord;
+      try {
+        rec = JSON.parse(await fs.readFile(p, 'utf8')) as TreeRecord;
+        if (rec.version !== 1 || typeof rec.digest !== 'string' || !Array.isArray(rec.files)) throw new Error('not a tree record');
+      } catch {
+        // unreadable: the tree is rebuilt by the next ensure() of its manifest, from the blobs still here
+        await fs.rm(p, { force: true });
+        continue;
+      }
       const complete = (await exists(this.layout.tree(rec.digest))) && rec.files.every((f) => this.blobSizes.has(`${f.alg}:${f.hex}`));
       if (complete) this.records.set(rec.digest, rec);
       else await fs.rm(p, { force: true });

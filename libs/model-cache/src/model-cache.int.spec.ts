@@ -192,4 +192,22 @@ describe('ModelCache delivery', () => {
       await o.close();
     }
   });
+
+  it('cleans up what a crash left between the steps and rebuilds the tree from the blobs it kept', async () => {
+    const m = artifact.manifest([origin.url]);
+    const first = await open();
+    expect((await first.ensure(m)).state).toBe('Ready');
+    await first.close();
+    caches.length = 0;
+    // a crash after the blobs were published but before the record was durable, with staging left in tmp/
+    const hex = m.digest.slice('sha256:'.length);
+    await fs.writeFile(join(root, 'state', `${hex}.json`), '{"torn');
+    await fs.mkdir(join(root, 'tmp', 'tree-leftover', 'sub'), { recursive: true });
+    const reopened = await open();
+    expect(reopened.trees()).toEqual([]);
+    expect(await fs.readdir(join(root, 'trees'))).toEqual([]);
+    expect(await fs.readdir(join(root, 'tmp'))).toEqual([]);
+    const r = await reopened.ensure(m);
+    expect(r).toMatchObject({ state: 'Ready', originBytes: 0, reusedBytes: artifact.totalBytes });
+  });
 });
