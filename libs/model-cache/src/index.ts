@@ -12,3 +12,5 @@ export type { ModelCacheOptions, EnsureOptions, DeliveryResult, TreeInfo, TreeLe
 export type { Backoff } from './delivery';
 export { servePeerBlobs } from './peer-server';
 export type { PeerServer, PeerServerOptions, VerifiedBlobSource } from './peer-server';
+export { createBlobHasher } from './hashing';
+export { CacheLayout } from './layout';
