@@ -8,3 +8,4 @@ export * from './kubelet';
 export * from './kube-apiserver';
 export * from './kubelet-sim';
 export * from './hf-hub';
+export * from './range-origin';

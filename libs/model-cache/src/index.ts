@@ -1,0 +1,16 @@
+export * from './manifest';
+export * from './errors';
+export * from './events';
+export * from './progress';
+export * from './peers';
+export * from './eviction';
+export * from './byte-range';
+export * from './hf-layout';
+export * from './token-bucket';
+export { ModelCache } from './cache';
+export type { ModelCacheOptions, EnsureOptions, DeliveryResult, TreeInfo, TreeLease, CacheUsage } from './cache';
+export type { Backoff } from './delivery';
+export { servePeerBlobs } from './peer-server';
+export type { PeerServer, PeerServerOptions, VerifiedBlobSource } from './peer-server';
+export { createBlobHasher } from './hashing';
+export { CacheLayout } from './layout';

@@ -1,0 +1,211 @@
+import type { Hash } from 'crypto';
+import { promises as fs } from 'fs';
+import type { FileHandle } from 'fs/promises';
+import { createBlobHasher } from './hashing';
+import { writeFileAtomic } from './layout';
+import type { CacheManifestFile } from './manifest';
+
+export interface Chunk {
+  readonly index: number;
+  /** file offset of the first byte */
+  readonly start: number;
+  /** file offset of the last byte + 1 */
+  readonly end: number;
+  /** bytes of this chunk written to the partial file, from `start` */
+  written: number;
+  /** written, synced and recorded in the checkpoint: survives a crash */
+  done: boolean;
+}
+
+interface Checkpoint {
+  version: 1;
+  digest: string;
+  size: number;
+  chunkSize: number;
+  done: number[];
+}
+
+const READ_BACK = 1 << 20; // bytes read per step when the hash catches up on bytes written out of order
+
+export function chunksOf(size: number, chunkSize: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  for (let start = 0, i = 0; start < size; start += chunkSize, i++) {
+    chunks.push({ index: i, start, end: Math.min(size, start + chunkSize), written: 0, done: false });
+  }
+  return chunks;
+}
+
+/**
+ * A blob being downloaded: a partial file written at chunk offsets by several streams at once,
+ * a checkpoint of the chunks that are synced, and the whole-file hash advanced in file order:
+ * bytes that arrive in order are hashed straight from the socket's buffer, bytes written ahead
+ * of the hash are read back (from the page cache) when the hash reaches them.
+ */
+export class PartialBlob {
+  private readonly hasher: Hash;
+  private hashed = 0;
+  private readingBack = false;
+  private hashError: Error | undefined;
+  private hashWaiters: Array<() => void> = [];
+  private checkpointWrite: Promise<void> = Promise.resolve();
+  private readBuf: Buffer | undefined;
+
+  private constructor(
+    readonly file: CacheManifestFile,
+    readonly chunks: Chunk[],
+    private readonly fh: FileHandle,
+    private readonly partialPath: string,
+    private readonly checkpointPath: string,
+    private readonly chunkSize: number,
+  ) {
+    this.hasher = createBlobHasher(file.digest.alg, file.size);
+  }
+
+  /** Bytes of completed chunks a checkpoint says are on disk (0 if none or it does not match). */
+  static async resumable(file: CacheManifestFile, partialPath: string, checkpointPath: string, chunkSize: number): Promise<Set<number>> {
+    const done = new Set<number>();
+    try {
+      const cp = JSON.parse(await fs.readFile(checkpointPath, 'utf8')) as Checkpoint;
+      if (cp.version !== 1 || cp.digest !== `${file.digest.alg}:${file.digest.hex}` || cp.size !== file.size || cp.chunkSize !== chunkSize) return done;
+      const st = await fs.stat(partialPath);
+      for (const i of cp.done) {
+        const end = Math.min(file.size, (i + 1) * chunkSize);
+        // a checkpoint never claims bytes beyond what the file holds
+        if (Number.isInteger(i) && i >= 0 && end <= st.size) done.add(i);
+      }
+    } catch {
+      // no checkpoint or no partial file: start from nothing
+    }
+    return done;
+  }
+
+  /** Opens (or creates) the partial file; `chunks` already say which chunks a checkpoint holds. */
+  static async open(file: CacheManifestFile, partialPath: string, checkpointPath: string, chunkSize: number, chunks: Chunk[]): Promise<PartialBlob> {
+    const resuming = chunks.some((c) => c.done);
+    if (!resuming) await fs.rm(checkpointPath, { force: true });
+    const fh = await fs.open(partialPath, resuming ? 'r+' : 'w+', 0o600);
+    const blob = new PartialBlob(file, chunks, fh, partialPath, checkpointPath, chunkSize);
+    // bytes of a previous run are re-read for the hash, not fetched again
+    blob.pump();
+    return blob;
+  }
+
+  get size(): number {
+    return this.file.size;
+  }
+
+  /** Writes the next bytes of a chunk at its own offset; awaited by the stream before it reads more. */
+  async write(chunk: Chunk, buf: Buffer): Promise<void> {
+    const at = chunk.start + chunk.written;
+    if (at + buf.length > chunk.end) throw new Error(`chunk ${chunk.index} of ${this.file.path}: ${buf.length} bytes past its end`);
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await this.fh.write(buf, off, buf.length - off, at + off);
+      off += bytesWritten;
+    }
+    chunk.written += buf.length;
+    if (!this.readingBack && at === this.hashed) {
+      this.hasher.update(buf);
+      this.hashed += buf.length;
+      this.wakeHashWaiters();
+    } else {
+      this.pump();
+    }
+  }
+
+  /** Makes a chunk durable and records it, so a crash re-fetches only chunks not recorded. */
+  async complete(chunk: Chunk): Promise<void> {
+    await this.fh.datasync();
+    chunk.done = true;
+    this.pump();
+    const next = this.checkpointWrite.then(() =>
+      writeFileAtomic(
+        this.checkpointPath,
+        JSON.stringify({
+          version: 1,
+          digest: `${this.file.digest.alg}:${this.file.digest.hex}`,
+          size: this.file.size,
+          chunkSize: this.chunkSize,
+          done: this.chunks.filter((c) => c.done).map((c) => c.index),
+        } satisfies Checkpoint),
+      ),
+    );
+    this.checkpointWrite = next.catch(() => undefined);
+    await next;
+  }
+
+  /** Once every chunk is done: the hex digest of the whole file, after the file is synced and closed. */
+  async finish(): Promise<string> {
+    this.pump();
+    while (this.hashed < this.file.size) {
+      if (this.hashError) throw this.hashError;
+      this.pump();
+      if (this.hashed >= this.file.size) break;
+      if (!this.readingBack) throw new Error(`${this.file.path}: finish() before every chunk was written (hashed ${this.hashed} of ${this.file.size})`);
+      await new Promise<void>((r) => this.hashWaiters.push(r));
+    }
+    if (this.hashError) throw this.hashError;
+    await this.fh.sync();
+    await this.close();
+    await this.checkpointWrite;
+    return this.hasher.digest('hex');
+  }
+
+  async close(): Promise<void> {
+    this.readBuf = undefined;
+    await this.fh.close().catch(() => undefined);
+  }
+
+  /** Throws the bytes away: closes and deletes the partial file and its checkpoint. */
+  async discard(): Promise<void> {
+    await this.close();
+    await this.checkpointWrite;
+    await fs.rm(this.partialPath, { force: true });
+    await fs.rm(this.checkpointPath, { force: true });
+  }
+
+  /** end of the bytes written without a gap from the hash's position */
+  private contiguousEnd(): number {
+    let end = this.hashed;
+    for (let i = Math.floor(end / this.chunkSize); i < this.chunks.length; i++) {
+      const c = this.chunks[i];
+      if (c.start > end) break;
+      end = c.start + c.written;
+      if (c.written < c.end - c.start) break;
+    }
+    return end;
+  }
+
+  private pump(): void {
+    if (this.readingBack || this.hashError) return;
+    if (this.contiguousEnd() <= this.hashed) return;
+    this.readingBack = true;
+    this.readBack().catch((err: Error) => {
+      this.hashError = err;
+      this.readingBack = false;
+      this.wakeHashWaiters();
+    });
+  }
+
+  private async readBack(): Promise<void> {
+    const buf = (this.readBuf ??= Buffer.allocUnsafe(READ_BACK));
+    for (;;) {
+      const end = this.contiguousEnd();
+      if (end <= this.hashed) break;
+      const n = Math.min(buf.length, end - this.hashed);
+      const { bytesRead } = await this.fh.read(buf, 0, n, this.hashed);
+      if (bytesRead <= 0) throw new Error(`${this.partialPath}: short read at ${this.hashed}`);
+      this.hasher.update(buf.subarray(0, bytesRead));
+      this.hashed += bytesRead;
+      this.wakeHashWaiters();
+    }
+    // no await between the last check and this: a write that lands now sees readingBack false
+    this.readingBack = false;
+  }
+
+  private wakeHashWaiters(): void {
+    const w = this.hashWaiters;
+    this.hashWaiters = [];
+    for (const r of w) r();
+  }
+}
