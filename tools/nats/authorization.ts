@@ -18,6 +18,9 @@ const COMPONENTS: Record<string, NatsIdentitySpec> = {
   'device-discovery': { component: 'agent', nodes: '*' },
   'node-runtime': { component: 'runtime', nodes: '*' },
   'inference-router': { component: 'router' },
+  // The control role (a Deployment) and the node caches (a DaemonSet) as separate credentials.
+  'model-delivery': { component: 'delivery', control: true, nodes: [] },
+  'model-cache': { component: 'delivery', control: false, nodes: '*' },
 };
 
 function arg(name: string): string {

@@ -91,6 +91,7 @@ program
   .option('--redis-port <port>', 'preferred port for the Redis server it starts', intArg('--redis-port'), 6379)
   .option('--router-port <port>', "preferred port of the inference router's OpenAI API", intArg('--router-port'), 8000)
   .option('--router-auth', 'make the router require API keys (gpufleet keys create); by default requests without one are served')
+  .option('--hf-endpoint <url>', 'the Hugging Face hub model artifacts are resolved against (a mirror, an air-gapped hub; default https://huggingface.co)')
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
@@ -126,6 +127,7 @@ program
         redisPort: o.redisPort,
         routerPort: o.routerPort,
         routerAuth: Boolean(o.routerAuth),
+        hfEndpoint: o.hfEndpoint,
         heartbeatIntervalS: o.heartbeatInterval,
         notReadyTimeoutS: o.notReadyTimeout,
         rescheduleAfterS: o.rescheduleAfter,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import { existsSync, mkdirSync, rmSync } from 'fs';
 import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
@@ -25,6 +26,8 @@ export interface UpOptions {
   routerPort: number;
   /** The router requires API keys (AUTH_REQUIRED=true). */
   routerAuth: boolean;
+  /** The Hugging Face hub artifacts are resolved against (model delivery's HF_ENDPOINT); default the public one. */
+  hfEndpoint?: string;
   heartbeatIntervalS: number;
   notReadyTimeoutS: number;
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
@@ -69,7 +72,7 @@ async function pickPort(what: string, preferred: number, log: (l: string) => voi
 
 
 /** The apps `up` runs; engine-sim is what the node runtimes start for simulated engines. */
-const STACK_APPS = ['scheduler', 'device-discovery', 'node-runtime', 'inference-router', 'engine-sim'];
+const STACK_APPS = ['scheduler', 'device-discovery', 'node-runtime', 'inference-router', 'model-delivery', 'engine-sim'];
 
 function serviceArgs(app: string, fromSource: boolean): string[] {
   // The flags the images use too (process-kit NODE_FLAGS): the scheduler's young generation,
@@ -342,6 +345,32 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     rows.push(['router', `http://${reach}:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc ${reach}:${routerGrpc}`, router.spec.logFile]);
     readiness.push({ process: router, ops: `http://${reach}:${routerOps}` });
 
+    // Model delivery, both roles in one process: ModelDeliveryService and every node's cache
+    // (opened when a node first holds an artifact), the caches under <home>/model-cache, peers
+    // authenticated with a token made for this run.
+    const deliveryHttp = await freePort();
+    const deliveryGrpc = await freePort();
+    const delivery = start(group, {
+      name: 'model-delivery',
+      command: process.execPath,
+      args: args('model-delivery'),
+      cwd: REPO_ROOT,
+      env: {
+        ...common,
+        ...natsIdentity('model-delivery'),
+        ROLE: 'all',
+        NODE_NAMES: fleet.nodes.map((n) => n.name).join(','),
+        CACHE_DIR: join(opts.home, 'model-cache'),
+        PEER_TOKEN: randomBytes(24).toString('base64url'),
+        ...(opts.hfEndpoint ? { HF_ENDPOINT: opts.hfEndpoint } : {}),
+        HTTP_PORT: String(deliveryHttp),
+        GRPC_PORT: String(deliveryGrpc),
+      },
+      logFile: join(logsDir, 'model-delivery.log'),
+    });
+    rows.push(['model-delivery', `grpc ${reach}:${deliveryGrpc}  http://${reach}:${deliveryHttp}`, delivery.spec.logFile]);
+    readiness.push({ process: delivery, ops: `http://${reach}:${deliveryHttp}` });
+
     const context: StackContext = {
       cluster: fleet.cluster,
       natsUrl,
@@ -349,6 +378,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       schedulerHttp: `http://${reach}:${httpPort}`,
       router: `http://${reach}:${routerHttp}`,
       routerGrpc: `${reach}:${routerGrpc}`,
+      delivery: `${reach}:${deliveryGrpc}`,
       redisUrl,
       pid: process.pid,
       startedAt: new Date().toISOString(),

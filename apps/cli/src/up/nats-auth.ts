@@ -29,6 +29,8 @@ export function stackIdentities(groups: readonly { label: string; nodes: readonl
   return [
     { name: 'scheduler', spec: { component: 'control' } },
     { name: 'router', spec: { component: 'router' } },
+    // One process for both roles and every node's cache.
+    { name: 'model-delivery', spec: { component: 'delivery', control: true, nodes: '*' } },
     ...groups.flatMap(({ label, nodes }): StackIdentity[] => [
       { name: nodeIdentityName('agent', label), spec: { component: 'agent', nodes } },
       { name: nodeIdentityName('runtime', label), spec: { component: 'runtime', nodes } },

@@ -1,0 +1,184 @@
+// Model delivery in-process (control and node roles, ROLE=all) against a real nats-server and the
+// hub simulator on a real socket: an artifact is resolved to a manifest, fetched into two node
+// caches (the second from the first as a peer), and its progress and failures show in its status.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import {
+  ArtifactPhase,
+  ArtifactSourceKind,
+  ModelDeliveryServiceClient,
+  type CreateArtifactRequest,
+  type ModelArtifact,
+  type ModelArtifactSpec,
+} from '@gpufleet/contracts';
+import { loadConfig } from '@gpufleet/config';
+import { callUnary } from '@gpufleet/grpc-kit';
+import { startService, type RunningService } from '@gpufleet/service-kit';
+import { freePort, grpcError, startHubSimulator, startNats, waitFor, type HubSimulator, type RunningServer } from '@gpufleet/testing';
+import { AppModule } from './app.module';
+import { deliveryConfigSchema } from './config';
+
+const ADMIN = 'admin-token-of-the-delivery-spec';
+const WEIGHTS = 3 * 1024 * 1024 + 7;
+
+let nats: RunningServer;
+let hub: HubSimulator;
+let service: RunningService;
+let client: ModelDeliveryServiceClient;
+let cacheDir: string;
+
+const admin = () => {
+  const md = new Metadata();
+  md.set('authorization', `Bearer ${ADMIN}`);
+  return md;
+};
+
+function spec(name: string, extra: Partial<ModelArtifactSpec> = {}): CreateArtifactRequest {
+  return {
+    spec: {
+      name,
+      namespace: 'team-a',
+      source: { kind: ArtifactSourceKind.ARTIFACT_SOURCE_KIND_HUGGINGFACE, repo: 'acme/llm', endpoint: '', url: '', path: '' },
+      revision: '',
+      allowPatterns: [],
+      ignorePatterns: [],
+      expectedDigest: '',
+      tokenFromSecret: undefined,
+      pinned: false,
+      labels: {},
+      prefetch: [],
+      ...extra,
+    },
+  };
+}
+
+async function artifact(name: string): Promise<ModelArtifact> {
+  return (await callUnary(client, client.getArtifact, { namespace: 'team-a', name }, { metadata: admin() })).artifact!;
+}
+
+async function until(name: string, ok: (a: ModelArtifact) => boolean, what: string): Promise<ModelArtifact> {
+  let last: ModelArtifact | undefined;
+  await waitFor(`artifact ${name} ${what}`, async () => ok((last = await artifact(name))), { timeoutMs: 20_000 }).catch((err) => {
+    throw new Error(`${(err as Error).message}; last: ${JSON.stringify(last?.status)}`);
+  });
+  return last!;
+}
+
+beforeAll(async () => {
+  [nats, hub] = await Promise.all([
+    startNats(),
+    startHubSimulator({
+      hashCacheDir: null,
+      repos: [
+        {
+          id: 'acme/llm',
+          commits: [
+            {
+              files: [
+                { path: 'config.json', content: { bytes: '{"num_hidden_layers":2}' } },
+                { path: 'model.safetensors', content: { seed: 'llm', size: WEIGHTS } },
+                { path: 'original/consolidated.pth', content: { seed: 'orig', size: 4096 } },
+              ],
+            },
+          ],
+        },
+      ],
+    }),
+  ]);
+  cacheDir = mkdtempSync(join(tmpdir(), 'gpufleet-delivery-it-'));
+  const config = loadConfig(deliveryConfigSchema, {
+    NATS_URL: nats.url,
+    GPUFLEET_CLUSTER: `md${process.pid}`,
+    GPUFLEET_ADMIN_TOKEN: ADMIN,
+    ROLE: 'all',
+    NODE_NAMES: 'n1,n2',
+    CACHE_DIR: cacheDir,
+    HF_ENDPOINT: hub.url,
+    PEER_TOKEN: 'peer-token-of-the-delivery-spec',
+    GRPC_PORT: String(await freePort()),
+    HTTP_PORT: String(await freePort()),
+    REVALIDATE_S: '1',
+    RETRY_S: '0.5',
+    DOWNLOAD_BACKOFF_MIN_S: '0.05',
+    DOWNLOAD_BACKOFF_MAX_S: '0.2',
+    LEADER_RENEW_S: '0.2',
+    LEADER_EXPIRE_S: '1',
+    LOG_LEVEL: 'silent',
+  });
+  service = await startService({ service: 'model-delivery', config, module: AppModule.forRoot(config) });
+  client = new ModelDeliveryServiceClient(`127.0.0.1:${service.grpcPort}`, credentials.createInsecure());
+}, 30_000);
+
+afterAll(async () => {
+  client?.close();
+  await service?.close();
+  await Promise.all([hub?.close(), nats?.stop()]);
+  rmSync(cacheDir, { recursive: true, force: true });
+});
+
+afterEach(() => hub.faults.clear());
+
+describe('ModelDeliveryService', () => {
+  it('refuses calls without a token and a spec with a bad field, naming it', async () => {
+    const unauthenticated = await grpcError(callUnary(client, client.createArtifact, spec('anon'), { metadata: new Metadata() }));
+    expect(unauthenticated.code).toBe(GrpcStatus.UNAUTHENTICATED);
+    const bad = await grpcError(callUnary(client, client.createArtifact, spec('bad', { source: { kind: ArtifactSourceKind.ARTIFACT_SOURCE_KIND_HUGGINGFACE, repo: 'not a repo', endpoint: '', url: '', path: '' }, prefetch: ['Bad_Node'] }), { metadata: admin() }));
+    expect(bad.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(bad.details).toContain('spec.source.repo');
+    expect(bad.details).toContain('spec.prefetch[0]: expected a node name or "*" (every node), got "Bad_Node"');
+    const missing = await grpcError(callUnary(client, client.getArtifact, { namespace: 'team-a', name: 'nope' }, { metadata: admin() }));
+    expect(missing.code).toBe(GrpcStatus.NOT_FOUND);
+  });
+
+  it('resolves a hub repository to a manifest and fetches it into a node cache, verified', async () => {
+    await callUnary(client, client.createArtifact, spec('llm', { ignorePatterns: ['original/*'], prefetch: ['n1'] }), { metadata: admin() });
+    const ready = await until('llm', (a) => a.status?.nodes.find((n) => n.node === 'n1')?.state === 'Ready', 'is Ready on n1');
+    expect(ready.status).toMatchObject({ phase: ArtifactPhase.ARTIFACT_PHASE_READY, fileCount: 2, totalBytes: WEIGHTS + '{"num_hidden_layers":2}'.length });
+    expect(ready.status!.commit).toMatch(/^[0-9a-f]{40}$/);
+    const { manifest } = await callUnary(client, client.getManifest, { namespace: 'team-a', name: 'llm' }, { metadata: admin() });
+    expect(manifest!.text.split('\n')[0]).toBe('gpustack-manifest v1');
+    expect(`sha256:${createHash('sha256').update(manifest!.text).digest('hex')}`).toBe(ready.status!.manifestDigest);
+    expect(manifest!.files.map((f) => f.path)).toEqual(['config.json', 'model.safetensors']);
+    const copy = ready.status!.nodes.find((n) => n.node === 'n1')!;
+    expect(copy).toMatchObject({ percent: 100, bytesDone: ready.status!.totalBytes, manifestDigest: ready.status!.manifestDigest });
+    // The copy is laid out as the Hugging Face cache: snapshots/<commit>/<path>.
+    expect(copy.path).toContain(`snapshots/${ready.status!.commit}`);
+    const weights = readFileSync(join(copy.path, 'model.safetensors'));
+    const { sha256 } = await hub.hashesOf('acme/llm', 'main', 'model.safetensors');
+    expect(createHash('sha256').update(weights).digest('hex')).toBe(sha256);
+    expect(ready.status!.nodes.map((n) => n.node)).toEqual(['n1']);
+  });
+
+  it('fills a second node from the first as a peer: the origin serves the weights once', async () => {
+    const before = hub.stats.bytesServed('acme/llm', 'model.safetensors');
+    await callUnary(client, client.createArtifact, spec('llm-copy', { ignorePatterns: ['original/*'], prefetch: ['n2'] }), { metadata: admin() });
+    const ready = await until('llm-copy', (a) => a.status?.nodes.find((n) => n.node === 'n2')?.state === 'Ready', 'is Ready on n2');
+    const copy = ready.status!.nodes.find((n) => n.node === 'n2')!;
+    expect(copy.peerBytes).toBeGreaterThanOrEqual(WEIGHTS);
+    expect(hub.stats.bytesServed('acme/llm', 'model.safetensors') - before).toBe(0);
+  });
+
+  it('says why a revision does not resolve, and turns Degraded, keeping its manifest, when the hub goes down later', async () => {
+    await callUnary(client, client.createArtifact, spec('ghost', { revision: 'no-such-branch' }), { metadata: admin() });
+    const failed = await until('ghost', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_FAILED, 'is Failed');
+    expect(failed.status!.reason).toBe('RevisionNotFound');
+    expect(failed.status!.message).toContain('no-such-branch');
+
+    const before = await artifact('llm');
+    hub.setFault('acme/llm', undefined, { status: 503 });
+    const degraded = await until('llm', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_DEGRADED, 'is Degraded');
+    expect(degraded.status).toMatchObject({ reason: 'SourceUnavailable', manifestDigest: before.status!.manifestDigest });
+    expect(degraded.status!.nodes.find((n) => n.node === 'n1')?.state).toBe('Ready');
+    hub.faults.clear();
+    await until('llm', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_READY, 'is Ready again');
+  });
+
+  it('refuses a second artifact of the same name: the spec never changes', async () => {
+    const again = await grpcError(callUnary(client, client.createArtifact, spec('llm', { revision: 'v2' }), { metadata: admin() }));
+    expect(again.code).toBe(GrpcStatus.ALREADY_EXISTS);
+    expect(again.details).toContain('its spec cannot change');
+  });
+});
