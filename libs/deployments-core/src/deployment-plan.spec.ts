@@ -71,7 +71,7 @@ describe('planDeployment', () => {
 
   it('rolls an update one replica at a time, lowest ordinal first', () => {
     const old = [0, 1].map((i) => admitted(replica(deploymentSpec(), i), 'h100-0'));
-    const updatedSpec = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
+    const updatedSpec = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
     const first = planDeployment(input(deployment(updatedSpec, { generation: 2 }), old, old.map((w) => pod(w, 'Ready'))));
     expect(first.delete.map((d) => d.workload)).toEqual(['llama-s0-x0']);
     expect(first.create).toEqual([{ role: 'server', ordinal: 0 }]);

@@ -21,7 +21,7 @@ describe('validateDeploymentSpec', () => {
     const spec = deploymentSpec({
       name: 'Llama_3',
       model: '',
-      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
     });
     expect(fields(spec)).toEqual(expect.arrayContaining(['name', 'model', 'engine.engine', 'engine.mode']));
   });
@@ -48,9 +48,9 @@ describe('validateDeploymentSpec', () => {
   });
 
   it('reports the engine’s own refusals at creation, naming the deployment field', () => {
-    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
+    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(custom)).toContain('engine.customCommand');
-    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined, envFromSecret: {} } });
+    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(eagle)).toContain('engine.speculative.draftModel');
   });
 

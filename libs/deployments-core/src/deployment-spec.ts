@@ -33,7 +33,7 @@ export interface DeploymentValidationContext {
 
 /** Fills what a user may leave out: queue, engine, mode, served name, role name and size. */
 export function normalizeDeploymentSpec(spec: ModelDeploymentSpec): ModelDeploymentSpec {
-  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
+  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const single = spec.roles.length === 1;
   return {
     ...spec,

@@ -21,7 +21,7 @@ export interface EnginePlacement {
  * and unset numbers zero, where the presets expect absent fields.
  */
 export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedModelName' | 'engine'>, placement: EnginePlacement): EngineSpec {
-  const engine: EngineConfig = run.engine ?? { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
+  const engine: EngineConfig = run.engine ?? { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const spec: {
     -readonly [K in keyof EngineSpec]: EngineSpec[K];
   } = {

@@ -32,7 +32,7 @@ describe('deploymentSpecFromFlags', () => {
       priority: 0,
       model: 'meta-llama/Llama-3.1-8B-Instruct',
       servedModelName: '',
-      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       roles: [
         {
           role: 'server',
@@ -77,7 +77,7 @@ describe('deploymentSpecFromFlags', () => {
       engine: 'sglang',
       version: '0.5.2',
       mode: 'latency',
-      customCommand: '',
+      customCommand: '', multiNode: '',
       extraArgs: ['--max-model-len', '8192'],
       env: { HF_HOME: '/cache', A: 'b=c' },
       envFromSecret: {},

@@ -1,5 +1,5 @@
 import { EngineConfig, ModelDeploymentSpec, SpeculativeConfig } from '@gpufleet/contracts';
-import { ENGINE_KINDS, ENGINE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
+import { ENGINE_KINDS, ENGINE_MODES, MULTI_NODE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
 import { checkDnsLabel, checkRange, parseEnvPairs, parseSecretRefs } from '../flags';
 import { podShapeFromFlags } from '../pod-shape';
 
@@ -13,6 +13,7 @@ export interface DeployFlags {
   queue?: string;
   engine?: string;
   engineVersion?: string;
+  multiNode?: string;
   mode?: string;
   replicas?: number;
   instanceType?: string;
@@ -84,6 +85,7 @@ function engineFromFlags(f: DeployFlags): EngineConfig {
   return {
     engine,
     version: f.engineVersion ?? '',
+    multiNode: f.multiNode === undefined ? '' : oneOf(f.multiNode, MULTI_NODE_MODES, '--multi-node'),
     mode: f.mode === undefined ? '' : oneOf(f.mode, ENGINE_MODES, '--mode'),
     customCommand: f.command?.trim() ?? '',
     extraArgs: [...(f.arg ?? [])],

@@ -15,6 +15,8 @@ export interface NodeView {
   readonly workloads: { get(storeKey: string): Workload | undefined };
   /** Where the pods' env_from_secret references are resolved when they start. */
   readonly secrets: SecretLookup;
+  /** The record of a multi-node replica's leader (pod 0), by its pods-bucket key: where its workers meet it. */
+  leaderRecord(podKey: string): PodRuntimeStatus | undefined;
 }
 
 /**
@@ -42,7 +44,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   pods!: KvStore<PodRuntimeStatus>;
   /** Where this runtime says, per node, whether it sandboxes pods (the scheduler reads it). */
   runtimes!: KvStore<NodeRuntimeReport>;
-  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret> };
+  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret>; leaders: KvMirror<PodRuntimeStatus> };
   private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
@@ -77,6 +79,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       },
       workloads,
       secrets,
+      leaderRecord: (podKey: string) => mirrors().leaders.get(podKey)?.value,
     };
   }
 
@@ -99,6 +102,8 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       ledger: new KvMirror(ledger, { logger: this.logger, filter }),
       workloads: new KvMirror(workloads, { logger: this.logger }),
       secrets: new KvMirror(secrets, { logger: this.logger }),
+      // Pod 0 of every replica (its key ends in ".0"): a worker reads its leader's rendezvous there.
+      leaders: new KvMirror(pods, { logger: this.logger, filter: (key) => key.endsWith('.0') }),
     };
     this.pods = pods;
     this.runtimes = runtimes;
@@ -106,21 +111,31 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const { nodes, ledger, workloads, secrets } = this.mirrors;
+    const { nodes, ledger, workloads, secrets, leaders } = this.mirrors;
+    const published = new Map<string, string>();
     this.unsubscribe.push(
       nodes.listen((key) => this.changed(key)),
       ledger.listen((key) => this.changed(key)),
       workloads.listen(() => this.changed(undefined)),
       secrets.listen(() => this.changed(undefined)),
+      // Only a change of where a leader is met matters to its workers, not its every state change.
+      leaders.listen((key, change) => {
+        const value = change.kind === 'put' ? change.value : undefined;
+        const where = value?.groupRole === 'leader' ? `${value.host}:${value.groupPort}` : '';
+        if ((published.get(key) ?? '') === where) return;
+        if (where) published.set(key, where);
+        else published.delete(key);
+        this.changed(undefined);
+      }),
     );
-    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start()]);
+    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), leaders.start()]);
     this.synced = true;
-    const published = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
+    const inventories = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
     const first = this.view(this.nodes[0]);
     const what =
       this.nodes.length === 1
         ? `node ${first.node} loaded: inventory ${first.inventory ? `with ${first.inventory.accelerators.length} accelerators` : 'not published yet'}, ${first.ledger?.entries.length ?? 0} ledger entries`
-        : `${this.nodes.length} nodes loaded: ${published} inventories published, ${ledger.entries.size} ledgers`;
+        : `${this.nodes.length} nodes loaded: ${inventories} inventories published, ${ledger.entries.size} ledgers`;
     this.logger.info(`state of ${what}, ${workloads.entries.size} workloads in the cluster`);
   }
 

@@ -65,7 +65,7 @@ export const engineTemplate = (extra: { engine?: string; templateHash?: string; 
       engine: extra.engine ?? 'vllm',
       version: '',
       mode: 'latency',
-      customCommand: '',
+      customCommand: '', multiNode: '',
       extraArgs: [],
       env: extra.env ?? {},
       speculative: undefined,
