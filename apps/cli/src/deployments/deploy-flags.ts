@@ -14,6 +14,7 @@ export interface DeployFlags {
   engine?: string;
   engineVersion?: string;
   multiNode?: string;
+  topology?: string;
   mode?: string;
   replicas?: number;
   instanceType?: string;
@@ -49,6 +50,9 @@ export function deploymentNameFromModel(model: string): string {
   if (!name) throw new Error(`cannot derive a deployment name from the model ${JSON.stringify(model)}; pass --name NAME`);
   return name;
 }
+
+/** scheduling-core's TOPOLOGY_LEVELS, narrowest first (the scheduler names them in its refusals). */
+const TOPOLOGY_LEVEL_NAMES = ['node', 'nvlink-domain', 'rack', 'zone'];
 
 function oneOf(value: string, allowed: readonly string[], flag: string): string {
   if (!allowed.includes(value)) throw new Error(`${flag} ${value}: expected one of ${allowed.join(', ')}`);
@@ -118,7 +122,7 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
         size,
         instanceType: shape.instanceType,
         resources: shape.resources,
-        topology: undefined,
+        topology: f.topology === undefined ? undefined : { requiredLevel: oneOf(f.topology, TOPOLOGY_LEVEL_NAMES, '--topology'), preferredLevel: '' },
         extraArgs: [],
         env: {},
         envFromSecret: {},
