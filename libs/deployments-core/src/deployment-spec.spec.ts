@@ -74,4 +74,27 @@ describe('validateDeploymentSpec', () => {
     const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1000, size: 1, instanceType: '', resources: { accelerator: undefined, vcpu: 4, memoryMib: 1024 }, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }] });
     expect(fields(spec)).toEqual(['roles[0].replicas', 'roles[0].resources.accelerator']);
   });
+
+  describe('multi-node replicas (size > 1)', () => {
+    const gang = (engine: string, multiNode = '') =>
+      deploymentSpec({
+        engine: { engine, version: '', mode: 'throughput', customCommand: engine === 'custom' ? 'srv --port {{port}}' : '', multiNode, extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+        roles: [{ role: 'server', replicas: 1, size: 2, instanceType: `${H100_POOL}.1x`, resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }],
+      });
+
+    it('accepts vLLM (Ray and data-parallel), SGLang and TRT-LLM groups', () => {
+      for (const [engine, mode] of [['vllm', ''], ['vllm', 'ray'], ['vllm', 'data-parallel'], ['sglang', ''], ['trtllm', '']]) expect(messages(gang(engine, mode))).toEqual([]);
+    });
+
+    it('refuses an engine without a multi-node form, naming the size', () => {
+      expect(messages(gang('llama-cpp'))).toEqual([
+        'roles[0].size: expected llama-cpp has no multi-node preset; use one pod per replica (size 1) or one of vllm, sglang, trtllm, got role server',
+      ]);
+    });
+
+    it('refuses an unknown mode once, and a mode on an engine that has one form', () => {
+      expect(messages(gang('vllm', 'mpi'))).toEqual(['engine.multiNode: expected ray | data-parallel (or empty for the engine\'s default), got "mpi"']);
+      expect(fields(gang('sglang', 'ray'))).toEqual(['engine.multiNode']);
+    });
+  });
 });
