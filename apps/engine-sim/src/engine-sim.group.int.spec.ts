@@ -21,6 +21,9 @@ describe('engine-sim as an engine group (--nnodes, --node-rank, --dist-init-addr
     const addr = `127.0.0.1:${await freePort()}`;
     const leader = await sims.start(['--nnodes', '2', '--node-rank', '0', '--dist-init-addr', addr, '--itl-ms', '0'], {}, 'healthz');
     expect((await fetch(`${leader.base}/health`)).status).toBe(503);
+    const readyz = await fetch(`${leader.base}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(JSON.stringify(await readyz.json())).toContain('engine group forming: 1 of 2 ranks joined (waiting for rank 1)');
     const early = await post(leader.base, '/v1/completions', { model: TEST_MODEL, prompt: 'hi', max_tokens: 2 });
     expect(early.status).toBe(503);
     expect(early.text).toContain('The engine group is forming: 1 of 2 ranks joined (waiting for rank 1)');

@@ -152,19 +152,22 @@ export class EngineSimServer {
         },
       },
       {
-        name: 'group',
-        check: () => {
-          const waiting = options.group?.waiting();
-          if (waiting) throw new Error(`engine group forming: ${waiting}`);
-        },
-      },
-      {
         name: 'shutdown',
         check: () => {
           if (this.draining) throw new Error('draining: finishing in-flight requests before exit');
         },
       },
     ];
+    const group = options.group;
+    if (group) {
+      this.readiness.push({
+        name: 'group',
+        check: () => {
+          const waiting = group.waiting();
+          if (waiting) throw new Error(`engine group forming: ${waiting}`);
+        },
+      });
+    }
     if (this.kvEvents) {
       const kv = this.kvEvents;
       this.readiness.push({
