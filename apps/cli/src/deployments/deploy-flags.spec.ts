@@ -87,6 +87,14 @@ describe('deploymentSpecFromFlags', () => {
     expect(spec.roles[0]).toMatchObject({ role: 'server', replicas: 3, size: 2, instanceType: '', resources: { accelerator: { whole: 4 }, vcpu: 48, memoryMib: 400000 } });
   });
 
+  it('asks for a multi-node replica: --size, --multi-node and --topology', () => {
+    const spec = deploymentSpecFromFlags('/models/llama-3.1-405b', { size: 2, multiNode: 'data-parallel', topology: 'rack', instanceType: 'h100-80gb-hbm3-x86-64.8x' });
+    expect(spec.engine?.multiNode).toBe('data-parallel');
+    expect(spec.roles[0]).toMatchObject({ size: 2, topology: { requiredLevel: 'rack', preferredLevel: '' } });
+    expect(() => deploymentSpecFromFlags('/m', { multiNode: 'mpi' })).toThrow('--multi-node mpi: expected one of ray, data-parallel');
+    expect(() => deploymentSpecFromFlags('/m', { topology: 'building' })).toThrow('--topology building: expected one of node, nvlink-domain, rack, zone');
+  });
+
   it('takes --env-secret VAR=SECRET/KEY as references, never as values', () => {
     const spec = deploymentSpecFromFlags('m', { env: ['A=1'], envSecret: ['HF_TOKEN=hf-token/token', 'API_KEY=engine-keys/api.key'] });
     expect(spec.engine?.env).toEqual({ A: '1' });
