@@ -1,6 +1,6 @@
 import { PodRuntimeStatus, WorkloadPhase, type Nic, type Workload } from '@gpufleet/contracts';
 import { desiredPods, type DesiredPod } from './desired-pods';
-import { groupNetwork, resolveGroup } from './pod-group';
+import { groupNetwork, groupRestartReason, resolveGroup } from './pod-group';
 import { planPod, type EnginePodPlan, type FailedPodPlan, type PlanContext } from './pod-plan';
 import { podRuntimeStatus } from './pod-status';
 import { accelerator, engineTemplate, inventory, ledger, NODE, placement, workload, workloadMap } from './__fixtures__/cluster';
@@ -99,5 +99,36 @@ describe('planPod for a group', () => {
     const status = podRuntimeStatus({ node: NODE, plan, processes: [], host: '10.0.0.2', runtimeUrl: '', now: new Date(0) });
     expect(status.state).toBe('Starting');
     expect(status.message).toBe("GROUP_LEADER_PENDING: waiting for the group's leader (pod 0 on h100-0) to publish its rendezvous address");
+  });
+});
+
+describe('groupRestartReason', () => {
+  const member = (pod: number, state: string, extra: Partial<PodRuntimeStatus> = {}): PodRuntimeStatus => ({
+    ...PodRuntimeStatus.fromJSON({}),
+    workload: 'big',
+    podSet: 'server',
+    node: `h100-${pod}`,
+    pod,
+    state,
+    groupRole: pod === 0 ? 'leader' : 'worker',
+    templateHash: 'tpl-1',
+    ...extra,
+  });
+
+  it('a Ready leader restarts when a worker is gone, saying which', () => {
+    expect(groupRestartReason(member(0, 'Ready'), [member(1, 'Backoff', { lastExit: 'killed by SIGKILL' })])).toBe(
+      'worker pod 1 on h100-1 is Backoff (killed by SIGKILL); restarting this leader: engines cannot re-form around a lost rank',
+    );
+  });
+
+  it('a Ready worker restarts when its leader is gone', () => {
+    expect(groupRestartReason(member(1, 'Ready'), [member(0, 'Failed')])).toMatch(/^leader pod 0 on h100-0 is Failed; restarting this worker/);
+  });
+
+  it('leaves a group that is forming, members of another template, and single pods alone', () => {
+    expect(groupRestartReason(member(0, 'Running'), [member(1, 'Backoff')])).toBeUndefined();
+    expect(groupRestartReason(member(0, 'Ready'), [member(1, 'Backoff', { templateHash: 'tpl-0' })])).toBeUndefined();
+    expect(groupRestartReason(member(0, 'Ready'), [member(1, 'Ready')])).toBeUndefined();
+    expect(groupRestartReason(member(0, 'Ready', { groupRole: '' }), [member(1, 'Backoff')])).toBeUndefined();
   });
 });

@@ -90,3 +90,24 @@ export function resolveGroup(input: GroupInput): GroupResolution {
   }
   return { kind: 'group', group: { ...common, leaderAddress: leader.host, rendezvousPort: leader.groupPort } };
 }
+
+/** States of a pod whose engine is gone for now: its rank has left the group. */
+const GONE = ['Backoff', 'Failed', 'Stopped'];
+
+/**
+ * Whether a serving member of a group must restart because another member is gone: engines
+ * cannot re-form around a lost rank (NCCL's communicators are fixed at start), and some notice
+ * only after a long collective timeout. The leader goes when a worker is gone, a worker when its
+ * leader is; each then restarts with its backoff and the group forms again. Only a Ready member
+ * is restarted, so a group that is re-forming is left to finish: no restart storm.
+ * `self` is this pod's record, `members` the records of the replica's other pods (same workload).
+ */
+export function groupRestartReason(self: PodRuntimeStatus, members: readonly PodRuntimeStatus[]): string | undefined {
+  if (!self.groupRole || self.state !== 'Ready') return undefined;
+  const current = members.filter((m) => m.templateHash === self.templateHash && m.replica === self.replica && m.podSet === self.podSet && m.pod !== self.pod);
+  const relevant = self.groupRole === 'leader' ? current.filter((m) => m.groupRole === 'worker') : current.filter((m) => m.groupRole === 'leader');
+  const gone = relevant.find((m) => GONE.includes(m.state));
+  if (!gone) return undefined;
+  const what = `${gone.groupRole} pod ${gone.pod} on ${gone.node} is ${gone.state}${gone.lastExit ? ` (${gone.lastExit})` : ''}`;
+  return `${what}; restarting this ${self.groupRole}: engines cannot re-form around a lost rank`;
+}

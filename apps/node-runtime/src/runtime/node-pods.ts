@@ -13,6 +13,7 @@ import {
   podLogFile,
   podRuntimeStatus,
   podWorkDir,
+  groupRestartReason,
   leaderNodeOf,
   resolveEngineMode,
   resolveGroup,
@@ -102,6 +103,8 @@ export class NodePods {
   /** ProcessTable id → pod key. */
   private readonly owners = new Map<string, string>();
   private readonly writer: PodStatusWriter;
+  /** The pid last killed to restart a pod's group, so one incarnation is killed once. */
+  private readonly groupKilled = new Map<string, number>();
   /** Running pods whose Secret (or one of its keys) is gone: they keep running; warned once. */
   private readonly secretGone = new Set<string>();
   private restored = false;
@@ -251,6 +254,30 @@ export class NodePods {
     for (const plan of changes.start) {
       if (this.closed) return;
       await this.startPod(plan);
+    }
+    this.restartBrokenGroups();
+  }
+
+  /**
+   * A group member that serves while another member is gone is killed, so that its supervisor
+   * restarts it with its backoff and the whole group forms again (`groupRestartReason`): an
+   * engine that would only notice the lost rank after a collective timeout does not hang meanwhile.
+   */
+  private restartBrokenGroups(): void {
+    for (const [key, pod] of this.managed) {
+      if (pod.plan.kind !== 'engine' || !pod.plan.group) continue;
+      const self = this.render(key);
+      if (!self) continue;
+      const reason = groupRestartReason(self, this.state.groupMembers(pod.plan.pod.ref.namespace, pod.plan.pod.ref.workload));
+      const pid = this.table.get(pod.processIds[0])?.status().pid;
+      if (!reason || pid === undefined || this.groupKilled.get(key) === pid) continue;
+      this.groupKilled.set(key, pid);
+      this.logger.warn(`pod ${pod.plan.pod.id}: ${reason}`);
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // It exited meanwhile: its supervisor restarts it anyway.
+      }
     }
   }
 
@@ -402,6 +429,7 @@ export class NodePods {
       this.secretGone.delete(key);
       this.ports.delete(key);
       this.ports.delete(groupPortKey(key));
+      this.groupKilled.delete(key);
       this.previous.delete(key);
       if (ref) {
         if (pod?.sshd) await pod.sshd.stop();

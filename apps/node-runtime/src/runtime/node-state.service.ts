@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
+import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, parsePodStoreKey, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
 import { SECRETS_BUCKET_HISTORY } from '@gpufleet/deployments-core';
 import type { SecretLookup } from '@gpufleet/node-runtime-core';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
@@ -17,6 +17,8 @@ export interface NodeView {
   readonly secrets: SecretLookup;
   /** The record of a multi-node replica's leader (pod 0), by its pods-bucket key: where its workers meet it. */
   leaderRecord(podKey: string): PodRuntimeStatus | undefined;
+  /** The records of every pod of a multi-node workload, whichever node runs it. */
+  groupMembers(namespace: string, workload: string): PodRuntimeStatus[];
 }
 
 /**
@@ -44,7 +46,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   pods!: KvStore<PodRuntimeStatus>;
   /** Where this runtime says, per node, whether it sandboxes pods (the scheduler reads it). */
   runtimes!: KvStore<NodeRuntimeReport>;
-  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret>; leaders: KvMirror<PodRuntimeStatus> };
+  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret>; groups: KvMirror<PodRuntimeStatus> };
+  /** Pods-bucket keys of the members of each multi-node workload ("<namespace>/<workload>"). */
+  private readonly groupKeys = new Map<string, Set<string>>();
   private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
@@ -79,7 +83,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       },
       workloads,
       secrets,
-      leaderRecord: (podKey: string) => mirrors().leaders.get(podKey)?.value,
+      leaderRecord: (podKey: string) => mirrors().groups.get(podKey)?.value,
+      groupMembers: (namespace: string, workload: string) =>
+        [...(this.groupKeys.get(`${namespace}/${workload}`) ?? [])].map((key) => mirrors().groups.get(key)?.value).filter((v): v is PodRuntimeStatus => v !== undefined),
     };
   }
 
@@ -102,8 +108,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       ledger: new KvMirror(ledger, { logger: this.logger, filter }),
       workloads: new KvMirror(workloads, { logger: this.logger }),
       secrets: new KvMirror(secrets, { logger: this.logger }),
-      // Pod 0 of every replica (its key ends in ".0"): a worker reads its leader's rendezvous there.
-      leaders: new KvMirror(pods, { logger: this.logger, filter: (key) => key.endsWith('.0') }),
+      // Every pod's record: a worker reads its leader's rendezvous there, and the members of a
+      // group see one another come and go (only group members' changes are acted on).
+      groups: new KvMirror(pods, { logger: this.logger }),
     };
     this.pods = pods;
     this.runtimes = runtimes;
@@ -111,24 +118,34 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const { nodes, ledger, workloads, secrets, leaders } = this.mirrors;
-    const published = new Map<string, string>();
+    const { nodes, ledger, workloads, secrets, groups } = this.mirrors;
+    const seen = new Map<string, string>();
     this.unsubscribe.push(
       nodes.listen((key) => this.changed(key)),
       ledger.listen((key) => this.changed(key)),
       workloads.listen(() => this.changed(undefined)),
       secrets.listen(() => this.changed(undefined)),
-      // Only a change of where a leader is met matters to its workers, not its every state change.
-      leaders.listen((key, change) => {
-        const value = change.kind === 'put' ? change.value : undefined;
-        const where = value?.groupRole === 'leader' ? `${value.host}:${value.groupPort}` : '';
-        if ((published.get(key) ?? '') === where) return;
-        if (where) published.set(key, where);
-        else published.delete(key);
+      // Only what a group's other members act on: where its leader is met, and whether a member
+      // is up or gone; not every state change of every pod.
+      groups.listen((key, change) => {
+        const value = change.kind === 'put' && change.value.groupRole ? change.value : undefined;
+        const ref = parsePodStoreKey(key);
+        if (ref) {
+          const workload = `${ref.namespace}/${ref.workload}`;
+          const members = this.groupKeys.get(workload) ?? new Set<string>();
+          if (value) members.add(key);
+          else members.delete(key);
+          if (members.size > 0) this.groupKeys.set(workload, members);
+          else this.groupKeys.delete(workload);
+        }
+        const signature = value ? `${value.groupRole}|${value.host}:${value.groupPort}|${value.state}` : '';
+        if ((seen.get(key) ?? '') === signature) return;
+        if (signature) seen.set(key, signature);
+        else seen.delete(key);
         this.changed(undefined);
       }),
     );
-    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), leaders.start()]);
+    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), groups.start()]);
     this.synced = true;
     const inventories = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
     const first = this.view(this.nodes[0]);
