@@ -204,4 +204,8 @@ describe('simulated group', () => {
     expect(JSON.parse(env[ENGINE_COMMAND_ENV])).toEqual(['ray', 'start', '--block', '--address=10.0.0.1:6379', '--node-ip-address=10.0.0.2', '--num-gpus=8', '--disable-usage-stats']);
     expect(env.NCCL_IB_HCA).toBe('mlx5_0,mlx5_1');
   });
+
+  it('reports the sizes the real engine runs with: SGLang one tensor group of 16', () => {
+    expect(simulatedEngineCommand({ ...vllm, engine: 'sglang', group: leader }, entry).args.join(' ')).toContain('--tensor-parallel-size 16 --pipeline-parallel-size 1 --nnodes 2 --node-rank 0');
+  });
 });

@@ -3,10 +3,18 @@
  * reads vLLM's flags, so every engine's spec is mapped onto the vLLM-shaped subset it models:
  * the model, the served name, the port, the tensor-parallel size and the concurrency limit.
  */
-import { DEFAULT_ENGINE_HOST, type EngineCommand, type EngineSpec } from './engine-spec';
+import { DEFAULT_ENGINE_HOST, DEFAULT_MULTI_NODE_MODE, type EngineCommand, type EngineGroup, type EngineSpec, type ParallelLayout } from './engine-spec';
 import { buildEngineCommand } from './engine-command';
 import { presetFor } from './presets';
-import { groupLayout, hostPort } from './engines/group';
+import { gangAccelerators, groupLayout, hostPort } from './engines/group';
+
+/** The sizes the real engine runs with (engine-sim reports them): SGLang's one tensor group, vLLM data parallel's ranks. */
+function simulatedLayout(spec: EngineSpec, group: EngineGroup): ParallelLayout {
+  if (group.layout) return group.layout;
+  if (spec.engine === 'sglang') return { tensorParallel: gangAccelerators(spec, group), pipelineParallel: 1 };
+  if (spec.engine === 'vllm' && (group.mode ?? DEFAULT_MULTI_NODE_MODE) === 'data-parallel') return { tensorParallel: 1, pipelineParallel: 1 };
+  return groupLayout(spec, group);
+}
 
 /**
  * A simulated group member carries the real engine's command line for this rank here (a JSON
@@ -38,7 +46,7 @@ export function simulatedEngineCommand(spec: EngineSpec, engineSimEntry: EngineS
   if (group) {
     // engine-sim forms a group with SGLang's flags (the same on every rank but --node-rank),
     // whatever the engine: the leader waits at --dist-init-addr for every rank.
-    const layout = groupLayout(spec, group);
+    const layout = simulatedLayout(spec, group);
     args.push(
       '--tensor-parallel-size',
       String(layout.tensorParallel),
