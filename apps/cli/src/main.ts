@@ -195,6 +195,8 @@ program
   .option('--vcpu <n>', 'vCPUs per pod (default 8 per accelerator)', intArg('--vcpu'))
   .option('--memory <mib>', 'memory per pod, MiB (default 65536 per accelerator)', intArg('--memory'))
   .option('--size <pods>', 'pods per replica (one engine spread over several nodes)', intArg('--size'), 1)
+  .option('--multi-node <mode>', 'vLLM with --size > 1: ray (default) or data-parallel')
+  .option('--topology <level>', "the level a replica's pods must share: node, nvlink-domain, rack or zone")
   .option('--served-model-name <name>', 'the name clients put in "model" (default: the model\'s last path segment)')
   .option('--command <template>', 'custom engine command, with {{model_path}} {{port}} {{gpu_ids}} {{served_model_name}}')
   .option('--arg <arg>', 'extra engine argument, appended verbatim (repeatable)', collect)

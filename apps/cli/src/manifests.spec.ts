@@ -54,7 +54,7 @@ describe('parseManifests: ModelDeployment', () => {
         engine: 'vllm',
         version: '0.11.0',
         mode: 'latency',
-        customCommand: '',
+        customCommand: '', multiNode: '',
         extraArgs: ['--max-model-len', '8192'],
         env: { VLLM_LOGGING_LEVEL: 'DEBUG' },
         envFromSecret: {},

@@ -46,6 +46,11 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--error-format': { env: 'ERROR_FORMAT' },
   '--drain-timeout-s': { env: 'DRAIN_TIMEOUT_S' },
   '--log-level': { env: 'LOG_LEVEL' },
+  // SGLang's group flags: the same on every rank but --node-rank.
+  '--nnodes': { env: 'NNODES' },
+  '--node-rank': { env: 'NODE_RANK' },
+  '--dist-init-addr': { env: 'DIST_INIT_ADDR' },
+  '--dist-timeout': { env: 'DIST_TIMEOUT_S' },
 };
 
 /**

@@ -156,6 +156,23 @@ export const engineSimConfigSchema = defineConfig({
     desc: 'Error body shape: vllm {"error":{…,"type":"BadRequestError","code":400}}, openai {"error":{…,"type":"invalid_request_error","code":"…"}}, vllm-legacy {"object":"error",…}.',
   }),
   DRAIN_TIMEOUT_S: duration({ default: 30, min: 0, desc: 'On SIGTERM, how long in-flight requests may take to finish before the process exits anyway.' }),
-});
+  NNODES: int({ default: 1, min: 1, max: 64, desc: 'Nodes of the engine group (SGLang’s --nnodes); above 1, DIST_INIT_ADDR names the leader’s rendezvous.' }),
+  NODE_RANK: int({
+    default: 0,
+    min: 0,
+    max: 63,
+    desc: 'This node’s rank in the group: 0 is the leader (serves the API once every rank joined), the others are workers (no API; they exit when the leader goes).',
+  }),
+  DIST_INIT_ADDR: str({
+    optional: true,
+    pattern: /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/,
+    patternDesc: 'host:port (an IPv6 address in brackets)',
+    desc: 'The leader’s rendezvous address, host:port: the leader listens on its port, workers connect to it.',
+  }),
+  DIST_TIMEOUT_S: duration({ default: 300, min: 1, desc: 'How long the leader waits for every rank, and a worker for the leader, before exiting with status 1.' }),
+}, [
+  (c) => (c.NNODES > 1 && c.DIST_INIT_ADDR === undefined ? [{ variable: 'DIST_INIT_ADDR', message: `required when NNODES is ${c.NNODES}: the leader's host:port` }] : []),
+  (c) => (c.NODE_RANK >= c.NNODES ? [{ variable: 'NODE_RANK', message: `expected a rank below NNODES (${c.NNODES}), got ${c.NODE_RANK}` }] : []),
+]);
 
 export type EngineSimConfig = ConfigOf<typeof engineSimConfigSchema.fields>;

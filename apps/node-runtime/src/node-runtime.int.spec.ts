@@ -48,7 +48,7 @@ function engine(servedModelName: string, engineName = 'vllm'): PodTemplate {
       ordinal: 0,
       model: 'test/sim-model',
       servedModelName,
-      engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
     },
   };

@@ -55,7 +55,7 @@ function engineWorkload(name: string): Workload {
       ordinal: 0,
       model: 'test/sim-model',
       servedModelName: name,
-      engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
     },
   };

@@ -71,7 +71,7 @@ describe('planDeployment', () => {
 
   it('rolls an update one replica at a time, lowest ordinal first', () => {
     const old = [0, 1].map((i) => admitted(replica(deploymentSpec(), i), 'h100-0'));
-    const updatedSpec = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
+    const updatedSpec = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
     const first = planDeployment(input(deployment(updatedSpec, { generation: 2 }), old, old.map((w) => pod(w, 'Ready'))));
     expect(first.delete.map((d) => d.workload)).toEqual(['llama-s0-x0']);
     expect(first.create).toEqual([{ role: 'server', ordinal: 0 }]);
@@ -156,5 +156,40 @@ describe('planDeployment', () => {
     w.status!.pending = { gates: [{ gate: 'Quota', passed: false, reason: 'QuotaExceeded', message: 'needs 1,600,000 credits, 0 left' }], queuePosition: 1, largestFreeBlock: '' };
     const plan = planDeployment(input(deployment(deploymentSpec({ roles: [{ ...deploymentSpec().roles[0], replicas: 1 }] })), [w]));
     expect(plan.status.replicas[0]).toMatchObject({ state: 'Pending', message: 'Quota: needs 1,600,000 credits, 0 left' });
+  });
+
+  describe('a multi-node replica (one workload, a gang of two pods)', () => {
+    const spec = deploymentSpec({ roles: [{ ...deploymentSpec().roles[0], replicas: 1, size: 2 }] });
+    const gang = (): Workload => {
+      const w = admitted(replica(spec, 0), 'h100-0');
+      w.status!.placements.push({ ...w.status!.placements[0], pod: 1, node: 'h100-1', acceleratorIds: ['nvidia-0'] });
+      return w;
+    };
+    const leader = (w: Workload, state: string) => pod(w, state, 41_000, { groupRole: 'leader', groupPort: 41_100 });
+    const worker = (w: Workload, state: string, extra: Partial<PodRuntimeStatus> = {}) => pod(w, state, 41_001, { node: 'h100-1', pod: 1, groupRole: 'worker', ...extra });
+
+    it('is Starting until every pod is Ready, then Ready behind the leader’s endpoint alone', () => {
+      const w = gang();
+      const starting = planDeployment(input(deployment(spec), [w], [leader(w, 'Running'), worker(w, 'Ready')]));
+      expect(starting.status.replicas[0]).toMatchObject({ state: 'Starting', message: '1/2 pods ready' });
+      const ready = planDeployment(input(deployment(spec), [w], [worker(w, 'Ready'), leader(w, 'Ready')]));
+      expect(ready.status.phase).toBe(DeploymentPhase.DEPLOYMENT_PHASE_READY);
+      expect(ready.status.replicas[0]).toMatchObject({ endpoint: 'http://127.0.0.1:41000', node: 'h100-0' });
+      expect(ready.status.endpoints).toEqual(['http://127.0.0.1:41000']);
+    });
+
+    it('is Restarting while its worker is in backoff, and counts the restarts of every pod', () => {
+      const w = gang();
+      const plan = planDeployment(input(deployment(spec), [w], [leader(w, 'Backoff'), worker(w, 'Backoff', { restarts: 1, lastExit: 'killed by SIGKILL' })].map((p) => ({ ...p, restarts: 1 }))));
+      expect(plan.status.replicas[0]).toMatchObject({ state: 'Restarting', restarts: 2 });
+      expect(plan.status.endpoints).toEqual([]);
+    });
+
+    it('moves as a whole when the node of its worker is lost: the one workload goes, a new one is created', () => {
+      const w = gang();
+      const plan = planDeployment(input(deployment(spec), [w], [leader(w, 'Ready')], { 'h100-1': { ready: false, since: new Date(NOW - 400_000) } }));
+      expect(plan.delete).toEqual([{ workload: w.spec!.name, reason: expect.stringContaining('node h100-1 is NotReady') }]);
+      expect(plan.create).toEqual([{ role: 'server', ordinal: 0 }]);
+    });
   });
 });

@@ -21,7 +21,7 @@ describe('validateDeploymentSpec', () => {
     const spec = deploymentSpec({
       name: 'Llama_3',
       model: '',
-      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: 'tgi', version: '', mode: 'fast', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
     });
     expect(fields(spec)).toEqual(expect.arrayContaining(['name', 'model', 'engine.engine', 'engine.mode']));
   });
@@ -48,9 +48,9 @@ describe('validateDeploymentSpec', () => {
   });
 
   it('reports the engine’s own refusals at creation, naming the deployment field', () => {
-    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
+    const custom = deploymentSpec({ engine: { engine: 'custom', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(custom)).toContain('engine.customCommand');
-    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined, envFromSecret: {} } });
+    const eagle = deploymentSpec({ engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: { method: 'eagle3', draftModel: '', numSpeculativeTokens: 0 }, kvOffload: undefined, envFromSecret: {} } });
     expect(fields(eagle)).toContain('engine.speculative.draftModel');
   });
 
@@ -73,5 +73,28 @@ describe('validateDeploymentSpec', () => {
   it('refuses replicas beyond the limit and pods without an accelerator', () => {
     const spec = deploymentSpec({ roles: [{ role: 'server', replicas: 1000, size: 1, instanceType: '', resources: { accelerator: undefined, vcpu: 4, memoryMib: 1024 }, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }] });
     expect(fields(spec)).toEqual(['roles[0].replicas', 'roles[0].resources.accelerator']);
+  });
+
+  describe('multi-node replicas (size > 1)', () => {
+    const gang = (engine: string, multiNode = '') =>
+      deploymentSpec({
+        engine: { engine, version: '', mode: 'throughput', customCommand: engine === 'custom' ? 'srv --port {{port}}' : '', multiNode, extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+        roles: [{ role: 'server', replicas: 1, size: 2, instanceType: `${H100_POOL}.1x`, resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: {} }],
+      });
+
+    it('accepts vLLM (Ray and data-parallel), SGLang and TRT-LLM groups', () => {
+      for (const [engine, mode] of [['vllm', ''], ['vllm', 'ray'], ['vllm', 'data-parallel'], ['sglang', ''], ['trtllm', '']]) expect(messages(gang(engine, mode))).toEqual([]);
+    });
+
+    it('refuses an engine without a multi-node form, naming the size', () => {
+      expect(messages(gang('llama-cpp'))).toEqual([
+        'roles[0].size: expected llama-cpp has no multi-node preset; use one pod per replica (size 1) or one of vllm, sglang, trtllm, got role server',
+      ]);
+    });
+
+    it('refuses an unknown mode once, and a mode on an engine that has one form', () => {
+      expect(messages(gang('vllm', 'mpi'))).toEqual(['engine.multiNode: expected ray | data-parallel (or empty for the engine\'s default), got "mpi"']);
+      expect(fields(gang('sglang', 'ray'))).toEqual(['engine.multiNode']);
+    });
   });
 });

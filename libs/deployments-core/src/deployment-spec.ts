@@ -3,7 +3,7 @@
  * (`roles[1].instanceType: expected …, got …`), so one round trip fixes the request.
  */
 import type { DeploymentRole, ModelDeploymentSpec, PodResources } from '@gpufleet/contracts';
-import { buildEngineCommand, ENGINE_KINDS, ENGINE_MODES, EngineSpecError } from '@gpufleet/engine-presets';
+import { buildEngineCommand, ENGINE_KINDS, ENGINE_MODES, EngineSpecError, MULTI_NODE_MODES } from '@gpufleet/engine-presets';
 import { checkDns1123Label, checkIntegerRange, problem, shown, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { engineSpecOf } from './engine-run';
 import { checkArgs, checkEnv, checkLabels, LIMITS } from './limits';
@@ -33,7 +33,7 @@ export interface DeploymentValidationContext {
 
 /** Fills what a user may leave out: queue, engine, mode, served name, role name and size. */
 export function normalizeDeploymentSpec(spec: ModelDeploymentSpec): ModelDeploymentSpec {
-  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
+  const engine = spec.engine ?? { engine: '', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const single = spec.roles.length === 1;
   return {
     ...spec,
@@ -98,6 +98,9 @@ export function validateDeploymentSpec(raw: ModelDeploymentSpec, ctx: Deployment
   const engine = spec.engine!;
   if (!(ENGINE_KINDS as readonly string[]).includes(engine.engine)) add(problem('engine.engine', ENGINE_KINDS.join(' | '), shown(engine.engine)));
   if (!(ENGINE_MODES as readonly string[]).includes(engine.mode)) add(problem('engine.mode', ENGINE_MODES.join(' | '), shown(engine.mode)));
+  if (engine.multiNode && !(MULTI_NODE_MODES as readonly string[]).includes(engine.multiNode)) {
+    add(problem('engine.multiNode', `${MULTI_NODE_MODES.join(' | ')} (or empty for the engine's default)`, shown(engine.multiNode)));
+  }
 
   validateRoles(spec, ctx, queuePool, add);
   return problems;
@@ -152,18 +155,32 @@ function validateRoles(
       add(problem(`${at}.resources.accelerator.whole`, `at most ${LIMITS.acceleratorsPerPod} accelerators per pod`, String(n)));
       return;
     }
-    try {
-      buildEngineCommand(
-        engineSpecOf(
-          { role: role.role, model: spec.model, servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], ...layerEnv(spec.engine!, role) } },
-          { acceleratorIds: Array.from({ length: n }, (_, k) => String(k)), port: 8000, ...(memoryMib ? { acceleratorMemoryMib: memoryMib } : {}) },
-        ),
-      );
-    } catch (err) {
-      if (!(err instanceof EngineSpecError)) throw err;
-      for (const p of err.problems) {
-        if (p.field === 'engine' || p.field === 'mode') continue; // reported above
-        add(problem(engineField(p.field, at), p.message, `role ${role.role}`));
+    // A multi-node replica is checked as its leader and as a worker would run: placeholder
+    // addresses and ports stand in for what the runtimes resolve when the pods start.
+    const size = role.size || 1;
+    const ranks = size > 1 ? [0, 1] : [undefined];
+    const seen = new Set<string>();
+    for (const rank of ranks) {
+      const group =
+        rank === undefined
+          ? undefined
+          : { size, rank, leaderAddress: '10.0.0.1', podAddress: `10.0.0.${rank + 1}`, rendezvousPort: 8001, nvlinkAcrossPods: ['node', 'nvlink-domain'].includes(role.topology?.requiredLevel ?? ''), peerAddresses: Array.from({ length: size }, (_, k) => `10.0.0.${k + 1}`) };
+      try {
+        buildEngineCommand(
+          engineSpecOf(
+            { role: role.role, model: spec.model, servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], ...layerEnv(spec.engine!, role) } },
+            { acceleratorIds: Array.from({ length: n }, (_, k) => String(k)), port: 8000, ...(memoryMib ? { acceleratorMemoryMib: memoryMib } : {}), ...(group ? { group } : {}) },
+          ),
+        );
+      } catch (err) {
+        if (!(err instanceof EngineSpecError)) throw err;
+        for (const p of err.problems) {
+          if (p.field === 'engine' || p.field === 'mode' || (p.field === 'group.mode' && !(MULTI_NODE_MODES as readonly string[]).includes(spec.engine!.multiNode))) continue; // reported above
+          const field = engineField(p.field, at);
+          if (seen.has(`${field}:${p.message}`)) continue;
+          seen.add(`${field}:${p.message}`);
+          add(problem(field, p.message, `role ${role.role}`));
+        }
       }
     }
   });
@@ -176,6 +193,8 @@ function engineField(field: string, role: string): string {
   if (field === 'role') return `${role}.role`;
   if (field.startsWith('extraArgs') || field.startsWith('env')) return `engine.${field} (with ${role})`;
   if (field === 'customTemplate') return 'engine.customCommand';
+  if (field === 'group.mode') return 'engine.multiNode';
+  if (field === 'group') return `${role}.size`;
   if (field === 'acceleratorsPerPod' || field.startsWith('acceleratorIds')) return `${role}.resources`;
   return `engine.${field}`;
 }

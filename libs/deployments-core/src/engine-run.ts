@@ -1,9 +1,11 @@
 import type { EngineConfig, EngineRun } from '@gpufleet/contracts';
 import {
+  type EngineGroup,
   type EngineKind,
   type EngineMode,
   type EngineRole,
   type EngineSpec,
+  type MultiNodeMode,
   type SpeculativeMethod,
 } from '@gpufleet/engine-presets';
 
@@ -14,6 +16,11 @@ export interface EnginePlacement {
   port: number;
   /** Address the engine binds; unset: every address. */
   host?: string;
+  /**
+   * This pod's place in a multi-node replica (the runtime resolves it: rank, leader, ports,
+   * NICs). Its `mode` is taken from EngineConfig.multi_node when the runtime leaves it unset.
+   */
+  group?: EngineGroup;
 }
 
 /**
@@ -21,7 +28,7 @@ export interface EnginePlacement {
  * and unset numbers zero, where the presets expect absent fields.
  */
 export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedModelName' | 'engine'>, placement: EnginePlacement): EngineSpec {
-  const engine: EngineConfig = run.engine ?? { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
+  const engine: EngineConfig = run.engine ?? { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const spec: {
     -readonly [K in keyof EngineSpec]: EngineSpec[K];
   } = {
@@ -50,5 +57,8 @@ export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedMode
   if (engine.extraArgs.length > 0) spec.extraArgs = engine.extraArgs;
   if (Object.keys(engine.env).length > 0) spec.env = engine.env;
   if (engine.customCommand) spec.customTemplate = engine.customCommand;
+  if (placement.group) {
+    spec.group = placement.group.mode === undefined && engine.multiNode ? { ...placement.group, mode: engine.multiNode as MultiNodeMode } : placement.group;
+  }
   return spec;
 }

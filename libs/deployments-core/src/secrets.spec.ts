@@ -70,7 +70,7 @@ describe('env_from_secret', () => {
 
   it('validates deployments at the engine and at each role, with fields named', () => {
     const spec = deploymentSpec({
-      engine: { engine: 'vllm', mode: 'throughput', version: '', customCommand: '', extraArgs: [], env: { HF_TOKEN: 'x' }, envFromSecret: { HF_TOKEN: ref('hf', 'token') }, speculative: undefined, kvOffload: undefined },
+      engine: { engine: 'vllm', mode: 'throughput', version: '', customCommand: '', multiNode: '', extraArgs: [], env: { HF_TOKEN: 'x' }, envFromSecret: { HF_TOKEN: ref('hf', 'token') }, speculative: undefined, kvOffload: undefined },
       roles: [{ role: 'server', replicas: 1, size: 1, instanceType: `${H100_POOL}.1x`, resources: undefined, topology: undefined, extraArgs: [], env: {}, envFromSecret: { KEY: ref('s', '') } }],
     });
     expect(validateDeploymentSpec(spec, context).map((p) => p.field)).toEqual(['engine.envFromSecret.HF_TOKEN', 'roles[0].envFromSecret.KEY.key']);
@@ -90,7 +90,7 @@ describe('env_from_secret', () => {
 
   it('carries references, not values, into the replica and instance workloads', () => {
     const spec = deploymentSpec({
-      engine: { engine: 'vllm', mode: 'throughput', version: '', customCommand: '', extraArgs: [], env: { A: '1' }, envFromSecret: { HF_TOKEN: ref('hf', 'token') }, speculative: undefined, kvOffload: undefined },
+      engine: { engine: 'vllm', mode: 'throughput', version: '', customCommand: '', multiNode: '', extraArgs: [], env: { A: '1' }, envFromSecret: { HF_TOKEN: ref('hf', 'token') }, speculative: undefined, kvOffload: undefined },
     });
     const role = { ...spec.roles[0], envFromSecret: { API_KEY: ref('keys', 'engine') } };
     const w = replicaWorkloadSpec(spec, role, 0, context.resolveInstanceType(`${H100_POOL}.1x`)!.resources, 'abcde');

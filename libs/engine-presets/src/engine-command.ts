@@ -1,5 +1,6 @@
 import { EngineSpecError, type EngineCommand, type EngineKind, type EngineSpec, type SpecProblem } from './engine-spec';
 import { customBuilder } from './engines/custom';
+import { shellLine } from './engines/group';
 import { refuseOrBuild, type EngineBuilder, type EngineInvocation } from './engines/engine-builder';
 import { llamaCppBuilder } from './engines/llama-cpp';
 import { sglangBuilder } from './engines/sglang';
@@ -35,11 +36,14 @@ function checkExtraArgs(invocation: EngineInvocation, extraArgs: readonly string
 export function buildEngineCommand(spec: EngineSpec): EngineCommand {
   validateEngineSpec(spec);
   const invocation = refuseOrBuild(BUILDERS[spec.engine], spec);
-  const extraArgs = spec.extraArgs ?? [];
+  const extraArgs = invocation.takesExtraArgs === false ? [] : (spec.extraArgs ?? []);
   checkExtraArgs(invocation, extraArgs);
-  return {
-    command: invocation.command,
-    args: [...invocation.args, ...extraArgs],
-    env: { ...spec.env, CUDA_VISIBLE_DEVICES: spec.acceleratorIds.join(',') },
-  };
+  const engine = [...(invocation.launcher ?? []), invocation.command, ...invocation.args, ...extraArgs];
+  const env = { ...invocation.env, ...spec.env, CUDA_VISIBLE_DEVICES: spec.acceleratorIds.join(',') };
+  if (invocation.before && invocation.before.length > 0) {
+    // One process per pod: the runtime supervises the shell, which becomes the engine.
+    const script = [...invocation.before.map(shellLine), `exec ${shellLine(engine)}`].join(' && ');
+    return { command: '/bin/sh', args: ['-c', script], env };
+  }
+  return { command: engine[0], args: engine.slice(1), env };
 }

@@ -27,6 +27,69 @@ export interface KvOffload {
   readonly cpuBytes?: number;
 }
 
+/**
+ * How vLLM spreads one replica over several pods: `ray` (a Ray head on the leader, workers
+ * joining it, tensor × pipeline parallel over the whole gang) or `data-parallel` (vLLM's native
+ * multi-node data parallel: every pod runs engine ranks, the leader serves the API). SGLang and
+ * TRT-LLM have one multi-node form each (`--nnodes`/`--dist-init-addr`, MPI) and take neither.
+ */
+export const MULTI_NODE_MODES = ['ray', 'data-parallel'] as const;
+export type MultiNodeMode = (typeof MULTI_NODE_MODES)[number];
+export const DEFAULT_MULTI_NODE_MODE: MultiNodeMode = 'ray';
+
+/** The NICs a pod's collectives use, from the RDMA NICs nearest its accelerators. */
+export interface GroupNetwork {
+  /** Network interfaces (e.g. `ib0`) for NCCL's and Gloo's bootstrap sockets. */
+  readonly socketInterfaces: readonly string[];
+  /** RDMA devices (e.g. `mlx5_0`) for NCCL's InfiniBand/RoCE transport. */
+  readonly ibHcas: readonly string[];
+}
+
+/** Tensor × pipeline parallel sizes of a group; their product is every accelerator of the gang. */
+export interface ParallelLayout {
+  readonly tensorParallel: number;
+  readonly pipelineParallel: number;
+}
+
+/**
+ * One pod's place in a multi-node replica: the gang the scheduler placed as one unit. Rank 0 is
+ * the leader: it serves the API, the others join it through `rendezvousPort` on `leaderAddress`.
+ */
+export interface EngineGroup {
+  /** Pods of the replica (the engine's node count), at least 2. */
+  readonly size: number;
+  /** This pod's rank, 0 (the leader) … size − 1. */
+  readonly rank: number;
+  /** Where every pod reaches the leader: its node's advertised host, or its headless Service's DNS name. */
+  readonly leaderAddress: string;
+  /** This pod's own address, which the engine advertises to the others (Ray's --node-ip-address, VLLM_HOST_IP). */
+  readonly podAddress: string;
+  /**
+   * The leader's rendezvous port, allocated by the leader's runtime: Ray's GCS port, vLLM's
+   * data-parallel RPC port, SGLang's dist-init port, the MPI launcher's SSH port on the workers.
+   */
+  readonly rendezvousPort: number;
+  /**
+   * True when the pods share one NVLink domain (the placement's topology level is
+   * `nvlink-domain` or narrower, e.g. an NVL72 rack): tensor parallel spans pods. Otherwise the
+   * gang meets over the network and pipeline parallel spans pods, tensor parallel within each.
+   */
+  readonly nvlinkAcrossPods: boolean;
+  /**
+   * Every pod's address by rank (the leader's first); needed where the leader launches the
+   * ranks itself (TRT-LLM's mpirun host list).
+   */
+  readonly peerAddresses?: readonly string[];
+  /** vLLM only (default DEFAULT_MULTI_NODE_MODE). */
+  readonly mode?: MultiNodeMode;
+  /**
+   * Sizes chosen elsewhere (a model's memory estimate, when model delivery gives one); absent:
+   * derived from the gang (see `groupLayout`). Their product must be every accelerator of the gang.
+   */
+  readonly layout?: ParallelLayout;
+  readonly network?: GroupNetwork;
+}
+
 /** Where an engine listens unless its spec says otherwise: every address of the node. */
 export const DEFAULT_ENGINE_HOST = '0.0.0.0';
 
@@ -52,6 +115,8 @@ export interface EngineSpec {
   readonly acceleratorMemoryMib?: number;
   readonly speculative?: SpeculativeDecoding;
   readonly kvOffload?: KvOffload;
+  /** Set when the replica spans pods (DeploymentRole.size > 1): this pod's rank and its leader. */
+  readonly group?: EngineGroup;
   /** Appended last, verbatim; may not repeat a flag the preset already sets. */
   readonly extraArgs?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;

@@ -1,6 +1,7 @@
 export * from './engine-spec';
 export { buildEngineCommand } from './engine-command';
-export { simulatedEngineCommand, type EngineSimEntry } from './simulated';
+export { ENGINE_COMMAND_ENV, simulatedEngineCommand, type EngineSimEntry } from './simulated';
+export { groupLayout } from './engines/group';
 export {
   DEFAULT_SPECULATIVE_TOKENS,
   ENGINE_PRESETS,

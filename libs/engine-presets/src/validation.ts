@@ -3,6 +3,8 @@ import {
   ENGINE_MODES,
   ENGINE_ROLES,
   EngineSpecError,
+  MULTI_NODE_MODES,
+  type EngineGroup,
   SPECULATIVE_METHODS,
   type EngineSpec,
   type SpecProblem,
@@ -103,8 +105,51 @@ export function validateEngineSpec(spec: EngineSpec): void {
     else if (typeof value !== 'string') problem(`env.${name}`, `expected a string, got ${JSON.stringify(value)}`);
   }
 
+  if (spec.group !== undefined) validateGroup(spec, spec.group, problem);
+
   if (spec.engine === 'custom' && !isNonEmptyString(spec.customTemplate)) problem('customTemplate', 'expected a command template for the custom engine');
   if (spec.engine !== 'custom' && spec.customTemplate !== undefined) problem('customTemplate', `only the custom engine takes a template; ${spec.engine} builds its own command`);
 
   if (problems.length > 0) throw new EngineSpecError(problems);
+}
+
+const ADDRESS = /^[A-Za-z0-9.:[\]-]+$/;
+const NIC_NAME = /^[A-Za-z0-9_.:-]+$/;
+/** Engines with a multi-node form; llama.cpp's RPC backend and custom commands have none preset. */
+const GROUP_ENGINES = ['vllm', 'sglang', 'trtllm'];
+
+function validateGroup(spec: EngineSpec, group: EngineGroup, problem: (field: string, message: string) => void): void {
+  if (!GROUP_ENGINES.includes(spec.engine)) {
+    problem('group', `${spec.engine} has no multi-node preset; use one pod per replica (size 1) or one of ${GROUP_ENGINES.join(', ')}`);
+    return;
+  }
+  if (!Number.isInteger(group.size) || group.size < 2) problem('group.size', `expected an integer of at least 2 pods, got ${JSON.stringify(group.size)}`);
+  if (!Number.isInteger(group.rank) || group.rank < 0 || group.rank >= group.size) problem('group.rank', `expected an integer in 0..${group.size - 1}, got ${JSON.stringify(group.rank)}`);
+  if (!isNonEmptyString(group.leaderAddress) || !ADDRESS.test(group.leaderAddress)) problem('group.leaderAddress', `expected an IP address or host name, got ${JSON.stringify(group.leaderAddress)}`);
+  if (!isNonEmptyString(group.podAddress) || !ADDRESS.test(group.podAddress)) problem('group.podAddress', `expected an IP address or host name, got ${JSON.stringify(group.podAddress)}`);
+  if (!Number.isInteger(group.rendezvousPort) || group.rendezvousPort < 1 || group.rendezvousPort > 65535) {
+    problem('group.rendezvousPort', `expected an integer in 1..65535, got ${JSON.stringify(group.rendezvousPort)}`);
+  } else if (group.rank === 0 && group.rendezvousPort === spec.port) {
+    problem('group.rendezvousPort', `the leader serves the API on ${spec.port}; the rendezvous needs a port of its own`);
+  }
+  if (group.mode !== undefined) {
+    if (spec.engine !== 'vllm') problem('group.mode', `only vLLM has a choice of multi-node mode; ${spec.engine} has one form, remove the mode`);
+    else if (!MULTI_NODE_MODES.includes(group.mode)) problem('group.mode', `expected one of ${MULTI_NODE_MODES.join(' | ')}, got ${JSON.stringify(group.mode)}`);
+  }
+  if (group.layout !== undefined) {
+    const { tensorParallel: tp, pipelineParallel: pp } = group.layout;
+    const gang = group.size * spec.acceleratorsPerPod;
+    if (!isPositiveInteger(tp) || !isPositiveInteger(pp)) problem('group.layout', `expected positive integer sizes, got tensor ${JSON.stringify(tp)} × pipeline ${JSON.stringify(pp)}`);
+    else if (!(spec.engine === 'vllm' && group.mode === 'data-parallel') && tp * pp !== gang) {
+      problem('group.layout', `tensor ${tp} × pipeline ${pp} = ${tp * pp} accelerators, but the gang has ${group.size} pods × ${spec.acceleratorsPerPod} = ${gang}`);
+    }
+  }
+  group.peerAddresses?.forEach((address, i) => {
+    if (!isNonEmptyString(address) || !ADDRESS.test(address)) problem(`group.peerAddresses[${i}]`, `expected an IP address or host name, got ${JSON.stringify(address)}`);
+  });
+  for (const [field, names] of [['socketInterfaces', group.network?.socketInterfaces ?? []], ['ibHcas', group.network?.ibHcas ?? []]] as const) {
+    names.forEach((name, i) => {
+      if (!NIC_NAME.test(name)) problem(`group.network.${field}[${i}]`, `expected an interface or device name, got ${JSON.stringify(name)}`);
+    });
+  }
 }

@@ -68,6 +68,9 @@ export function podStatusOf(pod: V1Pod, options: PodStatusOptions = {}): PodRunt
     sshUser: instance ? 'gpufleet' : '',
     message: '',
     sandbox: sandboxOf(containers),
+    // A group's members find each other through its headless Service, not through this record.
+    groupRole: '',
+    groupPort: 0,
   };
   const { state, message } = stateOf(pod, containers);
   status.state = state;

@@ -4,7 +4,8 @@ import { context, enginePod, instancePod } from './__fixtures__/pods';
 import { desiredKubePods, desiredObjects } from './desired';
 import { deviceResourceOf, migResourceName } from './devices';
 import { dnsLabel, KubeLabels } from './names';
-import { deploymentServiceOf, instanceServiceOf } from './services';
+import { podNameOf } from './names';
+import { deploymentServiceOf, groupLeaderAddress, groupServiceOf, instanceServiceOf } from './services';
 
 describe('deploymentServiceOf', () => {
   it('is a ClusterIP Service named after the deployment, port http, selecting its serving pods of this incarnation', () => {
@@ -23,6 +24,21 @@ describe('deploymentServiceOf', () => {
     expect(matches(labelsOf('decode', 0))).toBe(true);
     expect(matches(labelsOf('prefill', 0))).toBe(false);
     expect(matches(labelsOf('server', 1))).toBe(false);
+  });
+});
+
+describe('groupServiceOf', () => {
+  const group = { namespace: 'team-a', workload: 'big-s0-abcde', podSet: 'server', replica: 0, rendezvousPort: 29500 };
+
+  it('is a headless Service over every pod of one multi-node replica, published before they are ready', () => {
+    const s = groupServiceOf(group);
+    expect(s.metadata).toMatchObject({ name: 'big-s0-abcde-server-0-group', namespace: 'team-a' });
+    expect(s.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true, ports: [{ name: 'rendezvous', port: 29500, targetPort: 29500, protocol: 'TCP' }] });
+    expect(s.spec!.selector).toEqual({ 'app.kubernetes.io/managed-by': 'gpufleet', [KubeLabels.workload]: 'big-s0-abcde', [KubeLabels.podSet]: 'server', [KubeLabels.replica]: '0' });
+  });
+
+  it('names the leader by its pod name under the Service', () => {
+    expect(groupLeaderAddress(group, podNameOf({ workload: 'big-s0-abcde', podSet: 'server', replica: 0, pod: 0 }))).toBe('big-s0-abcde-server-0-0.big-s0-abcde-server-0-group.team-a.svc');
   });
 });
 

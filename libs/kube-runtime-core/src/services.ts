@@ -1,7 +1,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { withSpecHash } from './hash';
 import { ownerReferenceOf, DEFAULT_ENGINE_PORT, type OwnerObjectRef } from './pod-manifest';
-import { deploymentServiceName, instanceServiceName, KubeLabels, MANAGED_BY } from './names';
+import { deploymentServiceName, dnsLabel, instanceServiceName, KubeLabels, MANAGED_BY } from './names';
 
 export interface DeploymentServiceInput {
   readonly namespace: string;
@@ -85,4 +85,58 @@ export function instanceServiceOf(input: InstanceServiceInput): V1Service {
       ports: [{ name: 'ssh', port: input.port ?? 22, targetPort: 'ssh', protocol: 'TCP' }],
     },
   });
+}
+
+export interface GroupServiceInput {
+  readonly namespace: string;
+  /** The replica's workload. */
+  readonly workload: string;
+  readonly podSet: string;
+  readonly replica: number;
+  /** The leader's rendezvous port (Ray's GCS, vLLM's data-parallel RPC, SGLang's dist-init). */
+  readonly rendezvousPort: number;
+  readonly owner?: OwnerObjectRef;
+}
+
+/** The headless Service of one multi-node replica: `<workload>-<pod set>-<replica>-group`. */
+export function groupServiceName(ref: Pick<GroupServiceInput, 'workload' | 'podSet' | 'replica'>): string {
+  return dnsLabel(ref.workload, ref.podSet, ref.replica, 'group');
+}
+
+/**
+ * How the pods of a multi-node replica find each other on Kubernetes: a headless Service (no
+ * cluster IP, DNS records per pod) selecting every pod of the replica, published before they are
+ * ready (a worker must resolve its leader while the group is still forming). A pod whose
+ * `subdomain` is this Service's name and `hostname` its own pod name is reachable at
+ * `<pod name>.<service>.<namespace>.svc`: the leader's is the group's leader address.
+ */
+export function groupServiceOf(input: GroupServiceInput): V1Service {
+  const selector = {
+    [KubeLabels.managedBy]: MANAGED_BY,
+    [KubeLabels.workload]: input.workload,
+    [KubeLabels.podSet]: input.podSet,
+    [KubeLabels.replica]: String(input.replica),
+  };
+  return withSpecHash<V1Service>({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: groupServiceName(input),
+      namespace: input.namespace,
+      labels: { [KubeLabels.managedBy]: MANAGED_BY, [KubeLabels.component]: 'group', [KubeLabels.namespace]: input.namespace, [KubeLabels.workload]: input.workload },
+      annotations: {},
+      ...(input.owner ? { ownerReferences: [ownerReferenceOf(input.owner)] } : {}),
+    },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector,
+      ports: [{ name: 'rendezvous', port: input.rendezvousPort, targetPort: input.rendezvousPort, protocol: 'TCP' }],
+    },
+  });
+}
+
+/** The leader's DNS name inside the cluster, through its replica's headless Service. */
+export function groupLeaderAddress(input: Pick<GroupServiceInput, 'namespace' | 'workload' | 'podSet' | 'replica'>, leaderPodName: string): string {
+  return `${leaderPodName}.${groupServiceName(input)}.${input.namespace}.svc`;
 }

@@ -14,6 +14,8 @@ export type PodPlanErrorReason =
   | 'INVALID_ENGINE_SPEC'
   /** The instance template cannot become an sshd (keys, environment). */
   | 'INVALID_INSTANCE'
+  /** A worker of a multi-node replica waits for its leader's rendezvous address (reported Starting). */
+  | 'GROUP_LEADER_PENDING'
   /** An env_from_secret reference names a Secret or key that does not exist (yet). */
   | 'SECRET_NOT_FOUND'
   /** The workload has no template this runtime knows how to run. */

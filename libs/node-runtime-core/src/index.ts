@@ -8,3 +8,4 @@ export * from './pod-diff';
 export * from './pod-status';
 export * from './secret-env';
 export * from './pod-sandbox';
+export * from './pod-group';

@@ -17,6 +17,8 @@ import { engineProcessId, instanceCommandProcessId, instanceName, instancesDir, 
 import { podIdentity, podLimits, podSandbox, type PodIdentity, type PodSandboxContext } from './pod-sandbox';
 import { resolvePodDevices, type PodDevices } from './pod-devices';
 import { resolveSecretEnv, type SecretLookup } from './secret-env';
+import type { GroupResolution } from './pod-group';
+import type { EngineGroup } from '@gpufleet/engine-presets';
 
 /** How this runtime runs pods; the same for every pod of the node. */
 export interface PlanContext {
@@ -48,6 +50,8 @@ interface PodPlanBase {
   /** EngineRun.template_hash; empty for instances. */
   readonly templateHash: string;
   readonly devicesEnv: Readonly<Record<string, string>>;
+  /** A pod of a multi-node replica: its role, and (the leader) the port the others rendezvous at. */
+  readonly group?: { readonly role: 'leader' | 'worker'; readonly port: number };
 }
 
 interface SandboxedPlan {
@@ -105,23 +109,27 @@ export type PodPlan = RunnablePodPlan | FailedPodPlan;
  * throws for the pod's own problems (an unknown accelerator, a refused engine spec): those
  * make a `failed` plan whose message says what to fix.
  */
-export function planPod(pod: DesiredPod, port: number, ctx: PlanContext): PodPlan {
+export function planPod(pod: DesiredPod, port: number, ctx: PlanContext, group: GroupResolution = { kind: 'single' }): PodPlan {
   const templateHash = pod.template.engine?.templateHash ?? '';
   let devices: PodDevices | undefined;
+  const groupInfo = group.kind === 'single' ? undefined : ({ role: pod.placement.pod === 0 ? 'leader' : 'worker', port: group.kind === 'group' && pod.placement.pod === 0 ? group.group.rendezvousPort : 0 } as const);
   try {
     devices = resolvePodDevices(pod.placement, ctx.inventory);
-    if (pod.template.engine) return planEngine(pod, pod.template.engine, devices, port, ctx);
+    if (pod.template.engine && group.kind === 'waiting') throw new PodPlanError('GROUP_LEADER_PENDING', group.message);
+    if (pod.template.engine) return planEngine(pod, pod.template.engine, devices, port, ctx, group.kind === 'group' ? group.group : undefined);
     if (pod.template.instance) return planInstance(pod, pod.template.instance, devices, port, ctx);
     throw new PodPlanError('UNSUPPORTED_TEMPLATE', 'the pod template has neither an engine nor an instance');
   } catch (err) {
     const message = err instanceof PodPlanError || err instanceof EngineSpecError ? err.message : `INTERNAL: ${(err as Error).message ?? String(err)}`;
     const reason: PodPlanErrorReason | undefined = err instanceof PodPlanError ? err.reason : err instanceof EngineSpecError ? 'INVALID_ENGINE_SPEC' : undefined;
-    return { kind: 'failed', key: pod.key, pod, port, templateHash, devicesEnv: devices?.env ?? {}, message, ...(reason ? { reason } : {}) };
+    return { kind: 'failed', key: pod.key, pod, port, templateHash, devicesEnv: devices?.env ?? {}, message, ...(reason ? { reason } : {}), ...(groupInfo ? { group: groupInfo } : {}) };
   }
 }
 
-function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: number, ctx: PlanContext): EnginePodPlan {
-  const spec = engineSpec(run, devices, port, ctx.engineListenAddress);
+function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: number, ctx: PlanContext, group: EngineGroup | undefined): EnginePodPlan {
+  const spec = { ...engineSpec(run, devices, port, ctx.engineListenAddress), ...(group ? { group } : {}) };
+  // A worker serves no API: it is Ready while alive (its leader serves only once the whole group is up).
+  const worker = group !== undefined && group.rank > 0;
   const simulated = ctx.engineMode === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim) : buildEngineCommand(spec);
   // Values of Secrets join the environment here and live only in the process's spec: never in
@@ -144,7 +152,7 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
     env,
     cwd: simulated ? ctx.engineSim.cwd : identity ? work : podDir(ctx.stateDir, pod.ref),
     logFile: podLogFile(ctx.stateDir, pod.ref),
-    health: { probe: { kind: 'http', url: `http://127.0.0.1:${port}/health` }, intervalMs: ctx.healthIntervalMs ?? 1_000 },
+    ...(worker ? {} : { health: { probe: { kind: 'http' as const, url: `http://127.0.0.1:${port}/health` }, intervalMs: ctx.healthIntervalMs ?? 1_000 } }),
     restart: 'always',
     stopGraceMs: ctx.stopGraceMs,
     ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
@@ -160,6 +168,7 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
     templateHash: run.templateHash,
     devicesEnv: devices.env,
     engineMode: ctx.engineMode,
+    ...(group ? { group: { role: group.rank === 0 ? ('leader' as const) : ('worker' as const), port: group.rank === 0 ? group.rendezvousPort : 0 } } : {}),
     process,
     launch: digest({ engine: specHash(process) }),
   };

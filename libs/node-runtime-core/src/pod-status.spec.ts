@@ -47,6 +47,8 @@ describe('podRuntimeStatus', () => {
       sshHostKey: '',
       sshUser: '',
       sandbox: '',
+      groupRole: '',
+      groupPort: 0,
       message: '',
     });
   });

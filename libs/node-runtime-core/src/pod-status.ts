@@ -55,9 +55,13 @@ export function podRuntimeStatus(input: PodStatusInput): PodRuntimeStatus {
     sshUser: input.sshUser ?? '',
     message: '',
     sandbox: plan.kind !== 'failed' && plan.identity ? `bwrap uid ${plan.identity.uid}` : '',
+    groupRole: plan.group?.role ?? '',
+    groupPort: plan.group?.port ?? 0,
   };
   if (plan.kind === 'failed') {
     status.message = plan.message;
+    // Not a failure: the worker starts as soon as its leader says where to meet.
+    if (plan.reason === 'GROUP_LEADER_PENDING') status.state = 'Starting';
     return status;
   }
   if (processes.length === 0) {

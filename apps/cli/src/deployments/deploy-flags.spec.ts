@@ -32,7 +32,7 @@ describe('deploymentSpecFromFlags', () => {
       priority: 0,
       model: 'meta-llama/Llama-3.1-8B-Instruct',
       servedModelName: '',
-      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
+      engine: { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       roles: [
         {
           role: 'server',
@@ -77,7 +77,7 @@ describe('deploymentSpecFromFlags', () => {
       engine: 'sglang',
       version: '0.5.2',
       mode: 'latency',
-      customCommand: '',
+      customCommand: '', multiNode: '',
       extraArgs: ['--max-model-len', '8192'],
       env: { HF_HOME: '/cache', A: 'b=c' },
       envFromSecret: {},
@@ -85,6 +85,14 @@ describe('deploymentSpecFromFlags', () => {
       kvOffload: undefined,
     });
     expect(spec.roles[0]).toMatchObject({ role: 'server', replicas: 3, size: 2, instanceType: '', resources: { accelerator: { whole: 4 }, vcpu: 48, memoryMib: 400000 } });
+  });
+
+  it('asks for a multi-node replica: --size, --multi-node and --topology', () => {
+    const spec = deploymentSpecFromFlags('/models/llama-3.1-405b', { size: 2, multiNode: 'data-parallel', topology: 'rack', instanceType: 'h100-80gb-hbm3-x86-64.8x' });
+    expect(spec.engine?.multiNode).toBe('data-parallel');
+    expect(spec.roles[0]).toMatchObject({ size: 2, topology: { requiredLevel: 'rack', preferredLevel: '' } });
+    expect(() => deploymentSpecFromFlags('/m', { multiNode: 'mpi' })).toThrow('--multi-node mpi: expected one of ray, data-parallel');
+    expect(() => deploymentSpecFromFlags('/m', { topology: 'building' })).toThrow('--topology building: expected one of node, nvlink-domain, rack, zone');
   });
 
   it('takes --env-secret VAR=SECRET/KEY as references, never as values', () => {

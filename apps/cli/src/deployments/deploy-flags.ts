@@ -1,5 +1,5 @@
 import { EngineConfig, ModelDeploymentSpec, SpeculativeConfig } from '@gpufleet/contracts';
-import { ENGINE_KINDS, ENGINE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
+import { ENGINE_KINDS, ENGINE_MODES, MULTI_NODE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
 import { checkDnsLabel, checkRange, parseEnvPairs, parseSecretRefs } from '../flags';
 import { podShapeFromFlags } from '../pod-shape';
 
@@ -13,6 +13,8 @@ export interface DeployFlags {
   queue?: string;
   engine?: string;
   engineVersion?: string;
+  multiNode?: string;
+  topology?: string;
   mode?: string;
   replicas?: number;
   instanceType?: string;
@@ -49,6 +51,9 @@ export function deploymentNameFromModel(model: string): string {
   return name;
 }
 
+/** scheduling-core's TOPOLOGY_LEVELS, narrowest first (the scheduler names them in its refusals). */
+const TOPOLOGY_LEVEL_NAMES = ['node', 'nvlink-domain', 'rack', 'zone'];
+
 function oneOf(value: string, allowed: readonly string[], flag: string): string {
   if (!allowed.includes(value)) throw new Error(`${flag} ${value}: expected one of ${allowed.join(', ')}`);
   return value;
@@ -84,6 +89,7 @@ function engineFromFlags(f: DeployFlags): EngineConfig {
   return {
     engine,
     version: f.engineVersion ?? '',
+    multiNode: f.multiNode === undefined ? '' : oneOf(f.multiNode, MULTI_NODE_MODES, '--multi-node'),
     mode: f.mode === undefined ? '' : oneOf(f.mode, ENGINE_MODES, '--mode'),
     customCommand: f.command?.trim() ?? '',
     extraArgs: [...(f.arg ?? [])],
@@ -116,7 +122,7 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
         size,
         instanceType: shape.instanceType,
         resources: shape.resources,
-        topology: undefined,
+        topology: f.topology === undefined ? undefined : { requiredLevel: oneOf(f.topology, TOPOLOGY_LEVEL_NAMES, '--topology'), preferredLevel: '' },
         extraArgs: [],
         env: {},
         envFromSecret: {},

@@ -50,7 +50,7 @@ describe('deployment output', () => {
   it('shortens long lists and engine names', () => {
     expect(joinSome(['a', 'b', 'c', 'd'], 2)).toBe('a,b,+2');
     expect(joinSome([], 2)).toBe('-');
-    expect(engineName({ engine: 'sglang', version: '', mode: '', customCommand: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} })).toBe('sglang');
+    expect(engineName({ engine: 'sglang', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} })).toBe('sglang');
   });
 
   it('describes the spec, conditions and one row per replica', () => {

@@ -49,6 +49,8 @@ export interface EngineSimServerOptions {
   readonly clock?: Clock;
   /** Called when `--crash-after` is reached, after the answer that reached it was sent. */
   readonly onCrash: (answered: number) => void;
+  /** The leader of an engine group: what the group still waits for (undefined once formed); nothing is served before. */
+  readonly group?: { waiting(): string | undefined };
 }
 
 export class EngineSimServer {
@@ -156,6 +158,16 @@ export class EngineSimServer {
         },
       },
     ];
+    const group = options.group;
+    if (group) {
+      this.readiness.push({
+        name: 'group',
+        check: () => {
+          const waiting = group.waiting();
+          if (waiting) throw new Error(`engine group forming: ${waiting}`);
+        },
+      });
+    }
     if (this.kvEvents) {
       const kv = this.kvEvents;
       this.readiness.push({
@@ -242,7 +254,7 @@ export class EngineSimServer {
         return;
       case '/health': {
         // vLLM's probe: 200 with an empty body when the engine can serve.
-        const status = this.faults.loading() || this.draining ? 503 : 200;
+        const status = this.faults.loading() || this.draining || this.options.group?.waiting() ? 503 : 200;
         sendText(res, decor, status, '');
         return;
       }
@@ -279,6 +291,11 @@ export class EngineSimServer {
     }
     if (this.draining) {
       this.fail(res, decor, serviceUnavailable('The engine is shutting down; retry on another replica.'), route, method, { 'retry-after': '1' });
+      return false;
+    }
+    const forming = this.options.group?.waiting();
+    if (forming) {
+      this.fail(res, decor, serviceUnavailable(`The engine group is forming: ${forming}.`), route, method, { 'retry-after': '1' });
       return false;
     }
     if (this.faults.loading()) {

@@ -1,7 +1,7 @@
 import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'fs';
 import { userInfo } from 'os';
 import { dirname, join } from 'path';
-import { parsePodStoreKey, podStoreKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
+import { parsePodStoreKey, podStoreKey, storeKey, workloadKey, type PodRef, type PodRuntimeStatus } from '@gpufleet/contracts';
 import {
   desiredPods,
   diffPods,
@@ -13,8 +13,13 @@ import {
   podLogFile,
   podRuntimeStatus,
   podWorkDir,
+  groupRestartReason,
+  leaderNodeOf,
   resolveEngineMode,
+  resolveGroup,
   sshdLogFile,
+  type DesiredPod,
+  type GroupResolution,
   stateFilePath,
   type FailedPodPlan,
   type KnownPod,
@@ -98,6 +103,8 @@ export class NodePods {
   /** ProcessTable id → pod key. */
   private readonly owners = new Map<string, string>();
   private readonly writer: PodStatusWriter;
+  /** The pid last killed to restart a pod's group, so one incarnation is killed once. */
+  private readonly groupKilled = new Map<string, number>();
   /** Running pods whose Secret (or one of its keys) is gone: they keep running; warned once. */
   private readonly secretGone = new Set<string>();
   private restored = false;
@@ -136,6 +143,7 @@ export class NodePods {
       this.previous.set(key, record);
       this.writer.known(key, record);
       if (record.port > 0) this.ports.set(key, record.port);
+      if (record.groupPort > 0) this.ports.set(groupPortKey(key), record.groupPort);
     }
   }
 
@@ -211,7 +219,7 @@ export class NodePods {
     }
     const ctx = this.planContext(inventory);
     const plans: PodPlan[] = [];
-    for (const pod of desired) plans.push(planPod(pod, await this.portFor(pod.key), ctx));
+    for (const pod of desired) plans.push(planPod(pod, await this.portFor(pod.key), ctx, await this.groupOf(pod, inventory)));
     if (this.closed) return;
     if (!this.restored) await this.restore(plans);
 
@@ -246,6 +254,30 @@ export class NodePods {
     for (const plan of changes.start) {
       if (this.closed) return;
       await this.startPod(plan);
+    }
+    this.restartBrokenGroups();
+  }
+
+  /**
+   * A group member that serves while another member is gone is killed, so that its supervisor
+   * restarts it with its backoff and the whole group forms again (`groupRestartReason`): an
+   * engine that would only notice the lost rank after a collective timeout does not hang meanwhile.
+   */
+  private restartBrokenGroups(): void {
+    for (const [key, pod] of this.managed) {
+      if (pod.plan.kind !== 'engine' || !pod.plan.group) continue;
+      const self = this.render(key);
+      if (!self) continue;
+      const reason = groupRestartReason(self, this.state.groupMembers(pod.plan.pod.ref.namespace, pod.plan.pod.ref.workload));
+      const pid = this.table.get(pod.processIds[0])?.status().pid;
+      if (!reason || pid === undefined || this.groupKilled.get(key) === pid) continue;
+      this.groupKilled.set(key, pid);
+      this.logger.warn(`pod ${pod.plan.pod.id}: ${reason}`);
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // It exited meanwhile: its supervisor restarts it anyway.
+      }
     }
   }
 
@@ -396,6 +428,8 @@ export class NodePods {
       this.failed.delete(key);
       this.secretGone.delete(key);
       this.ports.delete(key);
+      this.ports.delete(groupPortKey(key));
+      this.groupKilled.delete(key);
       this.previous.delete(key);
       if (ref) {
         if (pod?.sshd) await pod.sshd.stop();
@@ -417,6 +451,30 @@ export class NodePods {
     for (const [key, pod] of this.managed) known.push({ key, launch: pod.plan.launch });
     for (const key of this.failed.keys()) if (!this.managed.has(key)) known.push({ key, launch: undefined });
     return known;
+  }
+
+  /**
+   * Where a pod of a multi-node replica meets its group: a leader gets a rendezvous port of its
+   * own (kept for its life, like its API port); a worker takes its leader's from the leader's record.
+   */
+  private async groupOf(pod: DesiredPod, inventory: NonNullable<NodeView['inventory']>): Promise<GroupResolution> {
+    const workload = this.state.workloads.get(storeKey(workloadKey(pod.ref.namespace, pod.ref.workload)));
+    const size = workload?.spec?.podSets.find((s) => s.name === pod.placement.podSet)?.size ?? 1;
+    if (size <= 1 || !pod.template.engine) return { kind: 'single' };
+    const leaderNode = leaderNodeOf(pod, workload);
+    const leader =
+      pod.placement.pod > 0 && leaderNode ? this.state.leaderRecord(podStoreKey({ ...pod.ref, node: leaderNode, pod: 0 })) : undefined;
+    return resolveGroup({
+      pod,
+      workload,
+      inventory,
+      acceleratorIds: pod.placement.acceleratorIds,
+      advertiseHost: this.config.ADVERTISE_HOST,
+      ...(pod.placement.pod === 0 ? { rendezvousPort: await this.portFor(groupPortKey(pod.key)) } : {}),
+      // A leader record of an earlier template or replica is no place to meet: only a live leader's.
+      ...(leader && leader.workload === pod.ref.workload && leader.templateHash === pod.template.engine.templateHash ? { leader } : {}),
+      mode: pod.template.engine.engine?.multiNode ?? '',
+    });
   }
 
   private async portFor(key: string): Promise<number> {
@@ -544,6 +602,11 @@ function failedPlan(plan: RunnablePodPlan, err: unknown): FailedPodPlan {
     devicesEnv: plan.devicesEnv,
     message: typeof message === 'string' ? message : String(err),
   };
+}
+
+/** The ports map's key of a leader's rendezvous port. */
+function groupPortKey(podKey: string): string {
+  return `${podKey}#group`;
 }
 
 function sleep(ms: number): Promise<void> {

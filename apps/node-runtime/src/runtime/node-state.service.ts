@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
+import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, parsePodStoreKey, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
 import { SECRETS_BUCKET_HISTORY } from '@gpufleet/deployments-core';
 import type { SecretLookup } from '@gpufleet/node-runtime-core';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
@@ -15,6 +15,10 @@ export interface NodeView {
   readonly workloads: { get(storeKey: string): Workload | undefined };
   /** Where the pods' env_from_secret references are resolved when they start. */
   readonly secrets: SecretLookup;
+  /** The record of a multi-node replica's leader (pod 0), by its pods-bucket key: where its workers meet it. */
+  leaderRecord(podKey: string): PodRuntimeStatus | undefined;
+  /** The records of every pod of a multi-node workload, whichever node runs it. */
+  groupMembers(namespace: string, workload: string): PodRuntimeStatus[];
 }
 
 /**
@@ -42,7 +46,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   pods!: KvStore<PodRuntimeStatus>;
   /** Where this runtime says, per node, whether it sandboxes pods (the scheduler reads it). */
   runtimes!: KvStore<NodeRuntimeReport>;
-  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret> };
+  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret>; groups: KvMirror<PodRuntimeStatus> };
+  /** Pods-bucket keys of the members of each multi-node workload ("<namespace>/<workload>"). */
+  private readonly groupKeys = new Map<string, Set<string>>();
   private readonly listeners = new Set<NodeStateListener>();
   private readonly unsubscribe: Array<() => void> = [];
   private synced = false;
@@ -77,6 +83,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       },
       workloads,
       secrets,
+      leaderRecord: (podKey: string) => mirrors().groups.get(podKey)?.value,
+      groupMembers: (namespace: string, workload: string) =>
+        [...(this.groupKeys.get(`${namespace}/${workload}`) ?? [])].map((key) => mirrors().groups.get(key)?.value).filter((v): v is PodRuntimeStatus => v !== undefined),
     };
   }
 
@@ -99,6 +108,9 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       ledger: new KvMirror(ledger, { logger: this.logger, filter }),
       workloads: new KvMirror(workloads, { logger: this.logger }),
       secrets: new KvMirror(secrets, { logger: this.logger }),
+      // Every pod's record: a worker reads its leader's rendezvous there, and the members of a
+      // group see one another come and go (only group members' changes are acted on).
+      groups: new KvMirror(pods, { logger: this.logger }),
     };
     this.pods = pods;
     this.runtimes = runtimes;
@@ -106,21 +118,41 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const { nodes, ledger, workloads, secrets } = this.mirrors;
+    const { nodes, ledger, workloads, secrets, groups } = this.mirrors;
+    const seen = new Map<string, string>();
     this.unsubscribe.push(
       nodes.listen((key) => this.changed(key)),
       ledger.listen((key) => this.changed(key)),
       workloads.listen(() => this.changed(undefined)),
       secrets.listen(() => this.changed(undefined)),
+      // Only what a group's other members act on: where its leader is met, and whether a member
+      // is up or gone; not every state change of every pod.
+      groups.listen((key, change) => {
+        const value = change.kind === 'put' && change.value.groupRole ? change.value : undefined;
+        const ref = parsePodStoreKey(key);
+        if (ref) {
+          const workload = `${ref.namespace}/${ref.workload}`;
+          const members = this.groupKeys.get(workload) ?? new Set<string>();
+          if (value) members.add(key);
+          else members.delete(key);
+          if (members.size > 0) this.groupKeys.set(workload, members);
+          else this.groupKeys.delete(workload);
+        }
+        const signature = value ? `${value.groupRole}|${value.host}:${value.groupPort}|${value.state}` : '';
+        if ((seen.get(key) ?? '') === signature) return;
+        if (signature) seen.set(key, signature);
+        else seen.delete(key);
+        this.changed(undefined);
+      }),
     );
-    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start()]);
+    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), groups.start()]);
     this.synced = true;
-    const published = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
+    const inventories = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
     const first = this.view(this.nodes[0]);
     const what =
       this.nodes.length === 1
         ? `node ${first.node} loaded: inventory ${first.inventory ? `with ${first.inventory.accelerators.length} accelerators` : 'not published yet'}, ${first.ledger?.entries.length ?? 0} ledger entries`
-        : `${this.nodes.length} nodes loaded: ${published} inventories published, ${ledger.entries.size} ledgers`;
+        : `${this.nodes.length} nodes loaded: ${inventories} inventories published, ${ledger.entries.size} ledgers`;
     this.logger.info(`state of ${what}, ${workloads.entries.size} workloads in the cluster`);
   }
 

@@ -4,6 +4,20 @@ import { EngineSpecError, type EngineSpec, type SpecProblem } from '../engine-sp
 export interface EngineInvocation {
   readonly command: string;
   readonly args: string[];
+  /**
+   * Commands run first, in the pod's shell, each of which must succeed before the engine
+   * starts (a Ray head on the leader); the engine then replaces the shell (`exec`).
+   */
+  readonly before?: ReadonlyArray<readonly string[]>;
+  /** Prepended to the engine's command: what starts it on every rank of the group (mpirun). */
+  readonly launcher?: readonly string[];
+  /**
+   * False where this pod's process is not the engine (a Ray worker, the SSH server an MPI
+   * launcher reaches): the spec's extra arguments go to the engine on the leader only.
+   */
+  readonly takesExtraArgs?: false;
+  /** The environment the engine's multi-node form documents; the spec's env wins over it. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One engine's command-line builder: refuses what the engine cannot do, then emits its flags. */

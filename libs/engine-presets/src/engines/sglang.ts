@@ -1,6 +1,7 @@
 import { DEFAULT_ENGINE_HOST, type EngineSpec, type SpecProblem } from '../engine-spec';
 import { DEFAULT_SPECULATIVE_TOKENS, presetFor } from '../presets';
 import { speculativeTokens, type EngineBuilder, type EngineInvocation } from './engine-builder';
+import { gangAccelerators, groupNetworkEnv, hostPort } from './group';
 
 /** SGLang offloads KV to host memory with its hierarchical cache, not a pluggable connector. */
 const HICACHE = 'hicache';
@@ -20,6 +21,11 @@ export const sglangBuilder: EngineBuilder = {
 
   build(spec: EngineSpec): EngineInvocation {
     const preset = presetFor('sglang', spec.mode, spec.acceleratorMemoryMib);
+    const group = spec.group;
+    // SGLang's multi-node form (docs: "Multi-Node Deployment"): one tensor-parallel group over
+    // every node (--tp-size is the gang's total), the same command on each with its --node-rank,
+    // all meeting at the leader's --dist-init-addr.
+    const layout = group ? (group.layout ?? { tensorParallel: gangAccelerators(spec, group), pipelineParallel: 1 }) : undefined;
     const args = [
       '-m',
       'sglang.launch_server',
@@ -32,7 +38,7 @@ export const sglangBuilder: EngineBuilder = {
       '--port',
       String(spec.port),
       '--tp-size',
-      String(spec.acceleratorsPerPod),
+      String(layout?.tensorParallel ?? spec.acceleratorsPerPod),
       '--max-running-requests',
       String(preset.maxConcurrency),
       '--mem-fraction-static',
@@ -53,11 +59,15 @@ export const sglangBuilder: EngineBuilder = {
         args.push('--speculative-num-steps', String(steps), '--speculative-eagle-topk', '1', '--speculative-num-draft-tokens', String(steps + 1));
       }
     }
+    if (group && layout) {
+      if (layout.pipelineParallel > 1) args.push('--pp-size', String(layout.pipelineParallel));
+      args.push('--dist-init-addr', hostPort(group.leaderAddress, group.rendezvousPort), '--nnodes', String(group.size), '--node-rank', String(group.rank));
+    }
     if (spec.role !== 'server') args.push('--disaggregation-mode', spec.role);
     if (spec.kvOffload) {
       args.push('--enable-hierarchical-cache');
       if (spec.kvOffload.cpuBytes !== undefined) args.push('--hicache-size', String(spec.kvOffload.cpuBytes / GIB));
     }
-    return { command: 'python3', args };
+    return { command: 'python3', args, ...(group ? { env: groupNetworkEnv(group) } : {}) };
   },
 };

@@ -31,7 +31,7 @@ export function engineRun(overrides: Partial<EngineRun> = {}): EngineRun {
     ordinal: 0,
     model: '/models/llama-3.1-8b',
     servedModelName: 'llama',
-    engine: { engine: 'vllm', version: '', mode: 'throughput', customCommand: '', extraArgs: [], env: { VLLM_LOGGING_LEVEL: 'INFO' }, speculative: undefined, kvOffload: undefined, envFromSecret: { HF_TOKEN: { name: 'hf-token', key: 'token' } } },
+    engine: { engine: 'vllm', version: '', mode: 'throughput', customCommand: '', multiNode: '', extraArgs: [], env: { VLLM_LOGGING_LEVEL: 'INFO' }, speculative: undefined, kvOffload: undefined, envFromSecret: { HF_TOKEN: { name: 'hf-token', key: 'token' } } },
     templateHash: 'abc123',
     ...overrides,
   };

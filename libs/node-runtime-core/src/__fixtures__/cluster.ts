@@ -66,6 +66,7 @@ export const engineTemplate = (extra: { engine?: string; templateHash?: string; 
       version: '',
       mode: 'latency',
       customCommand: '',
+      multiNode: '',
       extraArgs: [],
       env: extra.env ?? {},
       speculative: undefined,

@@ -102,6 +102,15 @@ describe('validateWorkloadSpec', () => {
     ]);
   });
 
+  it('refuses a multi-node replica whose gang no set of the pool’s nodes can hold, with the numbers', () => {
+    const gang = (size: number, whole: number) => withPodSets({ ...podSet('main', whole), count: 1, size, resources: { accelerator: { whole }, vcpu: 8, memoryMib: 1024 } });
+    expect(messages(gang(4, 8))).toEqual([]);
+    expect(messages(gang(5, 6))).toEqual([
+      'podSets[0].size: expected at most 4 pods of 6 whole accelerators in one replica (its pods are placed together: the 4 nodes of pool h100 hold 4 such pods), got 5 (30 accelerators)',
+    ]);
+    expect(messages(gang(8, 4))).toEqual([]);
+  });
+
   it('keeps vCPU and memory within the largest node, and a pod on one node', () => {
     const pod = (vcpu: number, memoryMib: number) => ({ ...podSet('main', 8), resources: { accelerator: { whole: 8 }, vcpu, memoryMib } });
     expect(messages(withPodSets(pod(300, 1024)))).toEqual([

@@ -71,7 +71,7 @@ export function validateWorkloadSpec(spec: WorkloadSpec, context: WorkloadValida
     if (!podSet.resources) problems.push(problem(`${at}.resources`, 'per-pod resources', 'none'));
     else problems.push(...validatePodResources(`${at}.resources`, podSet.resources, pool));
   });
-  if (pool && problems.length === 0) problems.push(...validatePoolTotals(podSets, pool));
+  if (pool && problems.length === 0) problems.push(...validatePoolTotals(podSets, pool), ...validateGangs(podSets, pool));
   return problems;
 }
 
@@ -202,6 +202,30 @@ function checkOneNodeFits(at: string, resources: PodResources, pool: PoolShape):
     .join('; ');
   const accel = need.accelerators > 0 ? `${need.accelerators} accelerators, ` : need.migAccelerators > 0 ? '1 MIG accelerator, ' : '';
   return problem(at, `a pod one node of pool ${pool.name} can hold (nodes: ${shapes || 'none'})`, `${accel}${need.vcpu} vCPU, ${formatCount(need.memoryMib)} MiB`);
+}
+
+/**
+ * A replica of several pods (a multi-node engine) is placed at once, as a gang: the pool must
+ * hold `size` pods of that shape together, whatever else runs. Counted per node (a node of 8
+ * holds two pods of 4); topology domains and live load are the Placer's business.
+ */
+function validateGangs(podSets: readonly PodSet[], pool: PoolShape): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  podSets.forEach((podSet, i) => {
+    const whole = podSet.resources?.accelerator?.whole ?? 0;
+    if (podSet.size <= 1 || whole <= 0) return;
+    const slots = pool.nodeShapes.reduce((n, shape) => n + Math.floor(shape.accelerators / whole) * shape.nodes, 0);
+    if (slots >= podSet.size) return;
+    const nodes = pool.nodeShapes.reduce((n, shape) => n + shape.nodes, 0);
+    problems.push(
+      problem(
+        `podSets[${i}].size`,
+        `at most ${slots} pods of ${whole} whole accelerators in one replica (its pods are placed together: the ${nodes} nodes of pool ${pool.name} hold ${slots} such pods)`,
+        `${podSet.size} (${podSet.size * whole} accelerators)`,
+      ),
+    );
+  });
+  return problems;
 }
 
 /**

@@ -49,6 +49,12 @@ export interface EngineConfig {
    * when it starts the pod. A variable is in env or here, not both.
    */
   envFromSecret: { [key: string]: SecretKeyRef };
+  /**
+   * vLLM only, for a role with size > 1: "ray" (default: a Ray cluster over the replica's pods,
+   * tensor × pipeline parallel) or "data-parallel" (vLLM's native multi-node data parallel, the
+   * leader serving the API, the others headless). SGLang and TRT-LLM have one form each.
+   */
+  multiNode: string;
 }
 
 export interface EngineConfig_EnvEntry {
@@ -152,6 +158,16 @@ export interface PodRuntimeStatus {
    * that cannot sandbox: the runtime's log says why).
    */
   sandbox: string;
+  /**
+   * A pod of a multi-node replica (pod set size > 1): "leader" (pod 0, serves the API) or
+   * "worker" (no endpoint); empty for a single-pod replica.
+   */
+  groupRole: string;
+  /**
+   * The leader only: the port on `host` the replica's other pods rendezvous at (Ray's GCS,
+   * vLLM's data-parallel RPC, SGLang's dist-init, the MPI launcher's SSH), allocated by its runtime.
+   */
+  groupPort: number;
 }
 
 export interface PodRuntimeStatus_DevicesEnvEntry {
@@ -396,6 +412,7 @@ function createBaseEngineConfig(): EngineConfig {
     speculative: undefined,
     kvOffload: undefined,
     envFromSecret: {},
+    multiNode: "",
   };
 }
 
@@ -428,6 +445,9 @@ export const EngineConfig: MessageFns<EngineConfig> = {
     globalThis.Object.entries(message.envFromSecret).forEach(([key, value]: [string, SecretKeyRef]) => {
       EngineConfig_EnvFromSecretEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
     });
+    if (message.multiNode !== "") {
+      writer.uint32(82).string(message.multiNode);
+    }
     return writer;
   },
 
@@ -522,6 +542,14 @@ export const EngineConfig: MessageFns<EngineConfig> = {
             }
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.multiNode = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -596,6 +624,11 @@ export const EngineConfig: MessageFns<EngineConfig> = {
           {},
         )
         : {},
+      multiNode: isSet(object.multiNode)
+        ? globalThis.String(object.multiNode)
+        : isSet(object.multi_node)
+        ? globalThis.String(object.multi_node)
+        : "",
     };
   },
 
@@ -640,6 +673,9 @@ export const EngineConfig: MessageFns<EngineConfig> = {
         });
       }
     }
+    if (message.multiNode !== "") {
+      obj.multiNode = message.multiNode;
+    }
     return obj;
   },
 
@@ -677,6 +713,7 @@ export const EngineConfig: MessageFns<EngineConfig> = {
       },
       {},
     );
+    message.multiNode = object.multiNode ?? "";
     return message;
   },
 };
@@ -1526,6 +1563,8 @@ function createBasePodRuntimeStatus(): PodRuntimeStatus {
     sshUser: "",
     message: "",
     sandbox: "",
+    groupRole: "",
+    groupPort: 0,
   };
 }
 
@@ -1593,6 +1632,12 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     }
     if (message.sandbox !== "") {
       writer.uint32(170).string(message.sandbox);
+    }
+    if (message.groupRole !== "") {
+      writer.uint32(178).string(message.groupRole);
+    }
+    if (message.groupPort !== 0) {
+      writer.uint32(184).uint32(message.groupPort);
     }
     return writer;
   },
@@ -1781,6 +1826,22 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
             message.sandbox = reader.string();
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.groupRole = reader.string();
+            continue;
+          }
+          case 23: {
+            if (tag !== 184) {
+              break;
+            }
+
+            message.groupPort = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1874,6 +1935,16 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
         : "",
       message: isSet(object.message) ? globalThis.String(object.message) : "",
       sandbox: isSet(object.sandbox) ? globalThis.String(object.sandbox) : "",
+      groupRole: isSet(object.groupRole)
+        ? globalThis.String(object.groupRole)
+        : isSet(object.group_role)
+        ? globalThis.String(object.group_role)
+        : "",
+      groupPort: isSet(object.groupPort)
+        ? globalThis.Number(object.groupPort)
+        : isSet(object.group_port)
+        ? globalThis.Number(object.group_port)
+        : 0,
     };
   },
 
@@ -1948,6 +2019,12 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     if (message.sandbox !== "") {
       obj.sandbox = message.sandbox;
     }
+    if (message.groupRole !== "") {
+      obj.groupRole = message.groupRole;
+    }
+    if (message.groupPort !== 0) {
+      obj.groupPort = Math.round(message.groupPort);
+    }
     return obj;
   },
 
@@ -1985,6 +2062,8 @@ export const PodRuntimeStatus: MessageFns<PodRuntimeStatus> = {
     message.sshUser = object.sshUser ?? "";
     message.message = object.message ?? "";
     message.sandbox = object.sandbox ?? "";
+    message.groupRole = object.groupRole ?? "";
+    message.groupPort = object.groupPort ?? 0;
     return message;
   },
 };
