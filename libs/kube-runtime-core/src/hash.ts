@@ -15,11 +15,18 @@ interface Annotated {
   metadata?: { annotations?: { [key: string]: string } };
 }
 
-/** `object` with the spec-hash annotation: the digest of the object as gpufleet writes it, that annotation left out. */
+/**
+ * `object` with the spec-hash annotation: the digest of the object as gpufleet writes it, that
+ * annotation and the devices annotation left out. The devices are the kubelet's to choose: when
+ * the ledger is corrected to what the kubelet assigned, the desired devices change while the
+ * running Pod is the right one, and must not be replaced for it.
+ */
 export function withSpecHash<T extends Annotated>(object: T): T {
   const annotations = { ...(object.metadata?.annotations ?? {}) };
   delete annotations[KubeAnnotations.specHash];
-  const bare = { ...object, metadata: { ...object.metadata, annotations } };
+  const hashed = { ...annotations };
+  delete hashed[KubeAnnotations.devices];
+  const bare = { ...object, metadata: { ...object.metadata, annotations: hashed } };
   return { ...object, metadata: { ...object.metadata, annotations: { ...annotations, [KubeAnnotations.specHash]: digest(bare) } } };
 }
 
