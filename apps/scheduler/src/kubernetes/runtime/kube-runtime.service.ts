@@ -37,6 +37,7 @@ import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
 import { Leadership } from '../../leadership/leadership';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 import { KUBE_CONFIG } from '../kube-config';
+import { KubeletDevicesService } from './kubelet-devices.service';
 
 const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 /** How often leadership is looked at (the Leadership signal has no events). */
@@ -95,6 +96,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     private readonly leadership: Leadership,
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
+    private readonly kubeletDevices: KubeletDevicesService,
     @Inject(LOGGER) logger: Logger,
     @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
@@ -202,7 +204,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     ]);
     if (!stillLeading()) return;
     const { store, capacity } = this;
-    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick)];
+    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick), this.kubeletDevices.onChange(kick)];
     this.logger.info(`kubernetes runtime: informers synced (${pods.list().length} Pods, ${services.list().length} Services, ${nodes.list().length} Nodes); reconciling`);
     this.loop.start();
   }
@@ -298,6 +300,8 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       (batch) => bounded(batch, PARALLEL_WRITES, (d) => this.remove(d, run)),
     );
     await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], desired.failed));
+    // The kubelet's assignment is the truth of a running Pod's devices: the ledger follows it.
+    await run.each([0], () => 'kubelet devices', () => this.kubeletDevices.check([...pods.list()]));
   }
 
   private async apply(obj: KubernetesObject, run: ReconcilePass): Promise<void> {
