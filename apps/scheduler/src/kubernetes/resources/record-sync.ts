@@ -2,7 +2,7 @@ import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Metadata, status as GrpcStatus, type handleUnaryCall, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
 import { CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { workloadKey } from '@gpufleet/contracts';
-import { GPUFLEET_GROUP, GPUFLEET_VERSION, KeyedReconciler, type CustomResource, type ResourceCondition } from '@gpufleet/kube-runtime-core';
+import { GPUFLEET_GROUP, GPUFLEET_VERSION, KeyedReconciler, type CustomResource, type OwnerObjectRef, type ResourceCondition } from '@gpufleet/kube-runtime-core';
 import type { KvMirror } from '@gpufleet/messaging';
 import type { Logger } from '@gpufleet/observability';
 import type { SchedulerConfig } from '../../config';
@@ -147,6 +147,18 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
 
   private ids(namespace: string, name: string) {
     return { group: GPUFLEET_GROUP, version: GPUFLEET_VERSION, plural: this.k.plural, namespace, name };
+  }
+
+  /**
+   * The object a record came from, as the owner of the record's Pods and Services: one a user
+   * applied and gpufleet made the record of (its `gpufleet.io/record-uid` is the record's uid).
+   * Undefined for a record made through gRPC, or before the informer has seen the object.
+   */
+  ownerOf(namespace: string, name: string, recordUid: string): OwnerObjectRef | undefined {
+    const resource = this.informerSynced ? this.informer.get(name, namespace) : undefined;
+    const uid = resource?.metadata.uid;
+    if (!uid || recordUid === '' || resource.metadata.annotations?.[RECORD_UID_ANNOTATION] !== recordUid) return undefined;
+    return { kind: this.k.kind, name, uid };
   }
 
   private async sync(key: string): Promise<void> {

@@ -1,4 +1,5 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, type Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { NatsConnection } from 'nats';
 import {
   CoreV1Api,
@@ -13,7 +14,7 @@ import {
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import { Buckets, keyOfStoreKey, podStoreKey, PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
+import { Buckets, keyOfStoreKey, OwnerLabels, podStoreKey, PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
 import {
   desiredKubePods,
   desiredObjects,
@@ -27,6 +28,7 @@ import {
   reconcilePlan,
   type ImageKind,
   type KubeNodeState,
+  type OwnerObjectRef,
   type PlannedDelete,
 } from '@gpufleet/kube-runtime-core';
 import { KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
@@ -38,6 +40,8 @@ import { Leadership } from '../../leadership/leadership';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 import { KUBE_CONFIG } from '../kube-config';
 import { KubeletDevicesService } from './kubelet-devices.service';
+import { GpuInstanceSync } from '../resources/gpu-instance-sync';
+import { ModelDeploymentSync } from '../resources/model-deployment-sync';
 
 const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 /** How often leadership is looked at (the Leadership signal has no events). */
@@ -88,6 +92,8 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   /** Node states from the Node informer, by name. */
   private readonly nodeStates = new Map<string, KubeNodeState>();
   private starting?: Promise<void>;
+  /** The custom resources' syncs (KUBE_CUSTOM_RESOURCES=true): the owners of Pods and Services. */
+  private owners: { deployments?: ModelDeploymentSync; instances?: GpuInstanceSync } = {};
 
   constructor(
     @Inject(KUBE_CONFIG) private readonly kc: KubeConfig,
@@ -99,6 +105,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     private readonly kubeletDevices: KubeletDevicesService,
     @Inject(LOGGER) logger: Logger,
     @Inject(METRICS_REGISTRY) registry: Registry,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.logger = logger.child({ context: 'kube-runtime' });
     this.objects = KubernetesObjectApi.makeApiClient(kc);
@@ -113,6 +120,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.owners = { deployments: this.provided(ModelDeploymentSync), instances: this.provided(GpuInstanceSync) };
     this.podStore = await KvStore.open(this.nc.jetstream(), Buckets.pods(this.config.GPUFLEET_CLUSTER), PodRuntimeStatus);
     const server = this.kc.getCurrentCluster()?.server ?? '';
     this.logger.info(`kubernetes runtime: Pods and Services in namespace ${this.namespace} of ${server}, field manager ${this.config.KUBE_FIELD_MANAGER}`);
@@ -130,6 +138,25 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     if (this.poll) clearInterval(this.poll);
     this.capacity.setPlacementGate(undefined);
     await this.stepDown();
+  }
+
+  /** A provider of another module (the custom resources'), when the app has it. */
+  private provided<T>(type: Type<T>): T | undefined {
+    try {
+      return this.moduleRef.get(type, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The ModelDeployment or GPUInstance object a workload's deployment or instance came from. */
+  private ownerOf(workload: Workload): OwnerObjectRef | undefined {
+    const labels = workload.spec?.labels ?? {};
+    const namespace = workload.spec?.namespace ?? '';
+    const recordUid = labels[OwnerLabels.ownerUid] ?? '';
+    if (labels[OwnerLabels.deployment]) return this.owners.deployments?.ownerOf(namespace, labels[OwnerLabels.deployment], recordUid);
+    if (labels[OwnerLabels.instance]) return this.owners.instances?.ownerOf(namespace, labels[OwnerLabels.instance], recordUid);
+    return undefined;
   }
 
   /** Resolves when no pass is running or asked for (tests). */
@@ -270,11 +297,14 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     if (!pods || !services) return;
     const { store, capacity } = this;
     const workloads = { get: (key: string): Workload | undefined => store.workloads.get(keyOfStoreKey(key))?.value };
-    const desiredPods = desiredKubePods([...store.ledger.entries.values()].map((e) => e.value), workloads);
+    const desiredPods = desiredKubePods([...store.ledger.entries.values()].map((e) => e.value), workloads, { ownerOf: (w) => this.ownerOf(w) });
     const deployments = [...store.deployments.entries.values()]
       .map((e) => e.value)
       .filter((d) => d.spec && !d.deletionRequestedAt)
-      .map((d) => ({ namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid }));
+      .map((d) => {
+        const owner = this.owners.deployments?.ownerOf(d.spec!.namespace, d.spec!.name, d.uid);
+        return { namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid, ...(owner ? { owner } : {}) };
+      });
     const images = Object.fromEntries(this.config.KUBE_ENGINE_IMAGES.map((pair) => pair.split('=', 2) as [ImageKind, string]));
     const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE === 'NodePort' ? 'NodePort' : 'ClusterIP';
     const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images });
