@@ -19,6 +19,7 @@ import {
   desiredKubePods,
   desiredObjects,
   inWorkloadNamespace,
+  KubeLabels,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   nodeStateOf,
@@ -306,7 +307,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
         return { namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid, ...(owner ? { owner } : {}) };
       });
     const images = Object.fromEntries(this.config.KUBE_ENGINE_IMAGES.map((pair) => pair.split('=', 2) as [ImageKind, string]));
-    const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE === 'NodePort' ? 'NodePort' : 'ClusterIP';
+    const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE;
     const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images });
     const ns = this.namespace;
     const want = { pods: desired.pods.map((p) => inWorkloadNamespace(p, ns)), services: desired.services.map((s) => inWorkloadNamespace(s, ns)) };
@@ -329,7 +330,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       () => 'delete',
       (batch) => bounded(batch, PARALLEL_WRITES, (d) => this.remove(d, run)),
     );
-    await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], desired.failed));
+    await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], [...services.list()], desired.failed));
     // The kubelet's assignment is the truth of a running Pod's devices: the ledger follows it.
     await run.each([0], () => 'kubelet devices', () => this.kubeletDevices.check([...pods.list()]));
   }
@@ -361,13 +362,21 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
    * (Failed, as the process runtime reports them); a record whose Pod is gone is deleted. Only
    * what changed is written.
    */
-  private async writeRecords(observed: readonly V1Pod[], failed: ReturnType<typeof desiredObjects>['failed']): Promise<void> {
+  private async writeRecords(observed: readonly V1Pod[], services: readonly V1Service[], failed: ReturnType<typeof desiredObjects>['failed']): Promise<void> {
     const podStore = this.podStore;
     if (!podStore) return;
     const now = new Date();
     const records = new Map<string, PodRuntimeStatus>();
+    // An instance's SSH Service, by gpufleet namespace and instance: where its users ssh to.
+    const sshServices = new Map<string, V1Service>();
+    for (const s of services) {
+      const l = s.metadata?.labels ?? {};
+      if (l[KubeLabels.component] === 'ssh' && l[KubeLabels.instance]) sshServices.set(`${l[KubeLabels.namespace]}/${l[KubeLabels.instance]}`, s);
+    }
     for (const pod of observed) {
-      const status = podStatusOf(pod, { now });
+      const l = pod.metadata?.labels ?? {};
+      const service = l[KubeLabels.instance] ? sshServices.get(`${l[KubeLabels.namespace]}/${l[KubeLabels.instance]}`) : undefined;
+      const status = podStatusOf(pod, { now, ...(service ? { service } : {}) });
       if (status) records.set(podStoreKey(status), status);
     }
     for (const f of failed) {
