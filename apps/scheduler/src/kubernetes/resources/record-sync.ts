@@ -17,7 +17,6 @@ export const CREATED_BY_ANNOTATION = 'gpufleet.io/created-by';
 export const RECORD_UID_ANNOTATION = 'gpufleet.io/record-uid';
 const SSA = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const LEADERSHIP_POLL_MS = 250;
 const INFORMER_RESTART_MS = 2000;
 const RETRIED_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.ABORTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE]);
 
@@ -74,7 +73,7 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
   private informerSynced = false;
   private leading = false;
   private stopped = false;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private stopListening?: () => void;
 
   constructor(
@@ -114,14 +113,13 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     this.stopListening = this.k.records().listen((key) => {
       if (this.leading) this.reconciler.mark(key);
     });
+    this.unfollow = this.leadership.onChange(() => this.checkLeadership());
     void this.startInformer();
-    this.poll = setInterval(() => this.checkLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     this.stopListening?.();
     this.reconciler.stop();
     await this.informer.stop();
@@ -132,12 +130,14 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     try {
       await this.informer.start();
       this.informerSynced = true;
+      this.checkLeadership();
     } catch (err) {
       this.logger.warn(`${this.k.kind} informer could not list: ${refusal(err)}; retrying`);
       setTimeout(() => void this.startInformer(), INFORMER_RESTART_MS).unref();
     }
   }
 
+  /** On a change of the lease and once the informer has listed (the store is ready before bootstrap). */
   private checkLeadership(): void {
     const leading = this.leadership.isLeader && this.informerSynced && this.store.ready;
     if (leading === this.leading) return;

@@ -37,7 +37,7 @@ import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/
 import { CapacityStateService } from '../../capacity/capacity-state.service';
 import { callKube, describeKubeError, KubeNamespaces, kubeErrorCode, sleep } from '../kube-api';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
-import { Leadership } from '../../leadership/leadership';
+import { followTerm, Leadership } from '../../leadership/leadership';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 import { KUBE_CONFIG } from '../kube-config';
 import { KubeletDevicesService } from './kubelet-devices.service';
@@ -45,8 +45,6 @@ import { GpuInstanceSync } from '../resources/gpu-instance-sync';
 import { ModelDeploymentSync } from '../resources/model-deployment-sync';
 
 const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-/** How often leadership is looked at (the Leadership signal has no events). */
-const LEADERSHIP_POLL_MS = 200;
 /** Re-runs a pass this often without a change (a missed event, a namespace deleted by hand). */
 const RESYNC_MS = 10_000;
 /** Tries of one API call that got a 409, 429 or 5xx, with doubling backoff from BACKOFF_MS. */
@@ -82,7 +80,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   private readonly core: CoreV1Api;
   private readonly namespaces: KubeNamespaces;
   private podStore?: KvStore<PodRuntimeStatus>;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private leadingTerm = 0;
   private pods?: Watched<V1Pod>;
   private services?: Watched<V1Service>;
@@ -130,13 +128,17 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       const state = this.nodeStates.get(node);
       return state && !state.schedulable ? `Kubernetes Node ${node} is not schedulable: ${state.reasons.join('; ')}` : undefined;
     });
-    this.poll = setInterval(() => this.followLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
-    this.followLeadership();
+    this.unfollow = followTerm(this.leadership, {
+      lead: (term) => {
+        this.leadingTerm = term;
+        this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describeKubeError(err)}`));
+      },
+      stepDown: () => void this.stepDown(),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     this.capacity.setPlacementGate(undefined);
     await this.stepDown();
   }
@@ -167,16 +169,6 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
 
   private get namespace(): string {
     return this.config.KUBE_WORKLOAD_NAMESPACE;
-  }
-
-  private followLeadership(): void {
-    const term = this.leadership.term;
-    if (term === this.leadingTerm) return;
-    if (this.leadingTerm !== 0) void this.stepDown();
-    if (term !== 0) {
-      this.leadingTerm = term;
-      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describeKubeError(err)}`));
-    }
   }
 
   private async lead(term: number): Promise<void> {
