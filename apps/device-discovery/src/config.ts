@@ -32,6 +32,12 @@ export const agentConfigSchema = defineConfig({
   DEVICE_PLUGIN: str({ default: 'off', choices: ['on', 'off'], desc: 'Serve the kubelet device plugin API (one plugin per gpufleet.io resource) and register with the kubelet.' }),
   DEVICE_PLUGIN_DIR: str({ default: '/var/lib/kubelet/device-plugins', desc: "The kubelet's device-plugins directory: kubelet.sock and the plugins' sockets." }),
   POD_RESOURCES_DIR: str({ default: '/var/lib/kubelet/pod-resources', desc: "The kubelet's pod-resources directory (kubelet.sock of the PodResourcesLister API)." }),
+  POD_RESOURCES_INTERVAL_S: duration({
+    default: 10,
+    min: 1,
+    max: 3600,
+    desc: "With DEVICE_PLUGIN=on: seconds between reads of the kubelet's pod-resources API; what it reports (devices assigned to Pods, devices allocatable) is written to the kubelet-devices bucket when it changed.",
+  }),
   DEVICE_PLUGIN_MODES: list({
     default: ['whole'],
     of: str({ choices: DEVICE_PLUGIN_MODES, desc: 'an allocation mode' }),

@@ -205,6 +205,8 @@ export const Buckets = {
   pods: (cluster: string) => bucketName(cluster, 'pods'),
   /** What each node's runtime reports of itself (NodeRuntimeReport: sandboxed, sharing allowed), keyed by node name; one writer per node. */
   runtimes: (cluster: string) => bucketName(cluster, 'runtimes'),
+  /** What each node's kubelet reports of gpufleet's devices (KubeletDevices: assigned, allocatable), keyed by node name; written by that node's agent. */
+  kubeletDevices: (cluster: string) => bucketName(cluster, 'kubelet-devices'),
   /** API keys of the inference router (ApiKeyRecord, secret hashed), keyed by key id. */
   apiKeys: (cluster: string) => bucketName(cluster, 'api-keys'),
   /**

@@ -15,15 +15,36 @@ interface Annotated {
   metadata?: { annotations?: { [key: string]: string } };
 }
 
-/** `object` with the spec-hash annotation: the digest of the object as gpufleet writes it, that annotation left out. */
-export function withSpecHash<T extends Annotated>(object: T): T {
+interface Owned {
+  metadata?: { ownerReferences?: unknown[] };
+}
+
+/**
+ * `object` with the spec-hash annotation: the digest of the object as gpufleet writes it, that
+ * annotation and what is changed in place (`inPlaceMetadataOf`) left out.
+ */
+export function withSpecHash<T extends Annotated & Owned>(object: T): T {
   const annotations = { ...(object.metadata?.annotations ?? {}) };
   delete annotations[KubeAnnotations.specHash];
-  const bare = { ...object, metadata: { ...object.metadata, annotations } };
+  const hashed = { ...annotations };
+  delete hashed[KubeAnnotations.devices];
+  const metadata: Record<string, unknown> = { ...object.metadata, annotations: hashed };
+  delete metadata.ownerReferences;
+  const bare = { ...object, metadata };
   return { ...object, metadata: { ...object.metadata, annotations: { ...annotations, [KubeAnnotations.specHash]: digest(bare) } } };
 }
 
 /** The spec-hash annotation of an object; '' when it has none (written by something else, or by hand). */
 export function specHashOf(object: Annotated): string {
   return object.metadata?.annotations?.[KubeAnnotations.specHash] ?? '';
+}
+
+/**
+ * What gpufleet changes on a live Pod in place, never replacing it: the devices annotation (the
+ * kubelet chooses the devices, and a ledger corrected to its choice must not replace the Pod)
+ * and the owner references (an owning custom resource can become known after the Pod was made).
+ * Both are mutable metadata. As a string, to compare.
+ */
+export function inPlaceMetadataOf(object: Annotated & Owned): string {
+  return JSON.stringify([object.metadata?.annotations?.[KubeAnnotations.devices] ?? '', object.metadata?.ownerReferences ?? []], sortedKeys);
 }

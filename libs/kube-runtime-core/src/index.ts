@@ -11,3 +11,4 @@ export * from './nodes';
 export * from './crds';
 export * from './workload-namespace';
 export * from './kueue/mapping';
+export * from './kubelet-devices';

@@ -101,14 +101,21 @@ describe('podManifestOf: determinism and the spec hash', () => {
     expect(a.metadata!.annotations![KubeAnnotations.specHash]).toMatch(/^sha256:[0-9a-f]{32}$/);
   });
 
-  it('changes the hash when the template, the devices or the image change', () => {
+  it('changes the hash when the template, the number of devices or the image change', () => {
     const base = podManifestOf(enginePod(), context()).metadata!.annotations![KubeAnnotations.specHash];
     const hashes = [
       podManifestOf(enginePod({ run: { templateHash: 'def456' } }), context()),
-      podManifestOf(enginePod({ placement: { acceleratorIds: ['nvidia-0', 'nvidia-1'] } }), context()),
+      podManifestOf(enginePod({ placement: { acceleratorIds: ['nvidia-1'] } }), context()),
       podManifestOf(enginePod(), context({ images: { vllm: 'registry.local/vllm:v0.11.0' } })),
     ].map((p) => p.metadata!.annotations![KubeAnnotations.specHash]);
     for (const h of hashes) expect(h).not.toBe(base);
+  });
+
+  it('keeps the hash when only which devices changes: the kubelet chooses them, and a corrected ledger must not replace the Pod', () => {
+    const asked = podManifestOf(enginePod(), context());
+    const corrected = podManifestOf(enginePod({ placement: { acceleratorIds: ['nvidia-0', 'nvidia-3'] } }), context());
+    expect(corrected.metadata!.annotations![KubeAnnotations.devices]).not.toBe(asked.metadata!.annotations![KubeAnnotations.devices]);
+    expect(corrected.metadata!.annotations![KubeAnnotations.specHash]).toBe(asked.metadata!.annotations![KubeAnnotations.specHash]);
   });
 
   it('hashes a long name into a stable DNS-1123 label of at most 63 characters', () => {

@@ -95,6 +95,19 @@ describe('podStatusOf', () => {
     expect(podStatusOf(pod)).toMatchObject({ host: '10.1.2.4', port: 2222 });
   });
 
+  it("gives an instance a LoadBalancer's ingress and port, its node port until the load balancer is there, the Pod's address for ClusterIP", () => {
+    const pod = observed({ phase: 'Running', podIP: '10.1.2.4', hostIP: '192.168.0.10', containerStatuses: [] }, podManifestOf(instancePod(), context()));
+    const lb = (ingress: object[] = []): V1Service => ({ spec: { type: 'LoadBalancer', ports: [{ name: 'ssh', port: 22, nodePort: 30007 }] }, status: { loadBalancer: { ingress } } });
+    expect(podStatusOf(pod, { service: lb([{ ip: '203.0.113.7' }]) })).toMatchObject({ host: '203.0.113.7', port: 22 });
+    expect(podStatusOf(pod, { service: lb([{ hostname: 'ssh.example.com' }]) })).toMatchObject({ host: 'ssh.example.com', port: 22 });
+    expect(podStatusOf(pod, { service: lb() })).toMatchObject({ host: '192.168.0.10', port: 30007 });
+    expect(podStatusOf(pod, { service: { spec: { type: 'NodePort', ports: [{ name: 'ssh', port: 22 }] } } })).toMatchObject({ host: '10.1.2.4', port: 2222 });
+    expect(podStatusOf(pod, { service: { spec: { type: 'ClusterIP', ports: [{ name: 'ssh', port: 22 }] } } })).toMatchObject({ host: '10.1.2.4', port: 2222 });
+    // An engine Pod never takes an SSH Service's address.
+    const engine = observed({ phase: 'Running', podIP: '10.1.2.5', containerStatuses: [] }, podManifestOf(enginePod(), context()));
+    expect(podStatusOf(engine, { service: lb([{ ip: '203.0.113.7' }]) })).toMatchObject({ host: '10.1.2.5', port: 8000 });
+  });
+
   it('ignores pods gpufleet did not make', () => {
     expect(podStatusOf({ metadata: { name: 'nginx', labels: { app: 'nginx' } } })).toBeUndefined();
   });

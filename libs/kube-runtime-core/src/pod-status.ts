@@ -16,7 +16,10 @@ const FAILED_REASONS = new Set(['InvalidImageName', 'ErrImageNeverPull', 'Create
 export interface PodStatusOptions {
   /** updated_at; default now. */
   readonly now?: Date;
-  /** The instance's SSH Service: with a node port, host and port are the node's address and that port. */
+  /**
+   * The instance's SSH Service, where users ssh to (`sshEndpointOf`): a LoadBalancer's ingress
+   * and port, a node port on the Pod's node, else the Pod's own address.
+   */
   readonly service?: V1Service;
   /** Where the pod's logs are served. */
   readonly runtimeUrl?: string;
@@ -43,9 +46,9 @@ export function podStatusOf(pod: V1Pod, options: PodStatusOptions = {}): PodRunt
   const containers = pod.status?.containerStatuses ?? [];
   const main = pod.spec?.containers?.[0];
   const mainPort = main?.ports?.[0]?.containerPort ?? 0;
-  const nodePort = options.service?.spec?.type === 'NodePort' ? (options.service.spec.ports?.[0]?.nodePort ?? 0) : 0;
   const instance = labels[KubeLabels.component] === 'instance';
   const sshPort = instance ? (pod.spec?.containers?.find((c) => c.name === 'sshd')?.ports?.[0]?.containerPort ?? mainPort) : mainPort;
+  const endpoint = instance ? sshEndpointOf(pod, options.service) : undefined;
   const status: PodRuntimeStatus = {
     node: pod.spec?.nodeName ?? labels[KubeLabels.node] ?? '',
     namespace: labels[KubeLabels.namespace] ?? pod.metadata?.namespace ?? '',
@@ -55,8 +58,8 @@ export function podStatusOf(pod: V1Pod, options: PodStatusOptions = {}): PodRunt
     pod: Number(labels[KubeLabels.pod] ?? 0),
     state: 'Starting',
     pid: 0,
-    host: nodePort ? (pod.status?.hostIP ?? '') : (pod.status?.podIP ?? ''),
-    port: nodePort || sshPort,
+    host: endpoint?.host ?? pod.status?.podIP ?? '',
+    port: endpoint?.port ?? sshPort,
     restarts: containers.reduce((sum, c) => sum + (c.restartCount ?? 0), 0),
     lastExit: lastExitOf(containers),
     startedAt: startedAtOf(pod, main?.name),
@@ -76,6 +79,23 @@ export function podStatusOf(pod: V1Pod, options: PodStatusOptions = {}): PodRunt
   status.state = state;
   status.message = message;
   return status;
+}
+
+/**
+ * Where to ssh to an instance's Pod through its Service: a LoadBalancer's first ingress (IP, else
+ * host name) on the Service port; before the load balancer is provisioned, and for a NodePort,
+ * the Pod's node address (`status.hostIP`) on the node port. Undefined (the Pod's own IP and the
+ * sidecar's port) for a ClusterIP Service, none, or a node port not yet allocated.
+ */
+export function sshEndpointOf(pod: V1Pod, service: V1Service | undefined): { host: string; port: number } | undefined {
+  const port = service?.spec?.ports?.[0];
+  const type = service?.spec?.type;
+  if (!port || (type !== 'NodePort' && type !== 'LoadBalancer')) return undefined;
+  const ingress = type === 'LoadBalancer' ? service?.status?.loadBalancer?.ingress?.[0] : undefined;
+  const lb = ingress?.ip || ingress?.hostname;
+  if (lb) return { host: lb, port: port.port };
+  const node = pod.status?.hostIP;
+  return port.nodePort && node ? { host: node, port: port.nodePort } : undefined;
 }
 
 function stateOf(pod: V1Pod, containers: readonly V1ContainerStatus[]): { state: PodState; message: string } {

@@ -39,6 +39,21 @@ describe('reconcilePlan', () => {
     expect(plan.delete.map((d) => d.reason)).toEqual(['PodFailed']);
   });
 
+  it('updates a running Pod in place, never replacing it, when only its devices annotation or owner references changed', () => {
+    const corrected = pod(0, { placement: { acceleratorIds: ['nvidia-0', 'nvidia-3'] } });
+    const devices = reconcilePlan({ pods: [corrected], services: [] }, { pods: [live(pod(0))], services: [] });
+    expect(devices.delete).toEqual([]);
+    expect(devices.apply.pods).toEqual([corrected]);
+    const owner = { kind: 'ModelDeployment' as const, name: 'llama', uid: 'cr-uid' };
+    const owned = podManifestOf({ ...enginePod({ ref: { workload: 'llama-s0-bcdfg', replica: 0 } }), owner }, context());
+    const adopted = reconcilePlan({ pods: [owned], services: [] }, { pods: [live(pod(0))], services: [] });
+    expect(adopted.delete).toEqual([]);
+    expect(adopted.apply.pods[0].metadata!.ownerReferences).toEqual([{ apiVersion: 'gpufleet.io/v1', kind: 'ModelDeployment', name: 'llama', uid: 'cr-uid', controller: true, blockOwnerDeletion: true }]);
+    expect(reconcilePlan({ pods: [owned], services: [] }, { pods: [live(owned)], services: [] }).apply.pods).toEqual([]);
+    const ownedService = deploymentServiceOf({ namespace: 'team-a', name: 'llama', uid: 'uid-llama', owner });
+    expect(reconcilePlan({ pods: [], services: [ownedService] }, { pods: [], services: [live(service)] }).apply.services).toEqual([ownedService]);
+  });
+
   it('updates a changed Service in place', () => {
     const moved = deploymentServiceOf({ namespace: 'team-a', name: 'llama', uid: 'uid-llama', port: 80 });
     const plan = reconcilePlan({ pods: [], services: [moved] }, { pods: [], services: [live(service)] });

@@ -1,5 +1,5 @@
 import type { V1ObjectMeta, V1Pod, V1Service } from '@kubernetes/client-node';
-import { specHashOf } from './hash';
+import { inPlaceMetadataOf, specHashOf } from './hash';
 import { KubeLabels, MANAGED_BY } from './names';
 
 export interface KubeObjects {
@@ -117,11 +117,14 @@ function planKind<T extends KubeObject>(kind: ObjectRef['kind'], desired: readon
       if (failed || changed) {
         plan.delete.push({ ref: refOf(kind, have), reason: failed ? 'PodFailed' : 'SpecChanged' });
         plan.wait.push({ ref, message: `Pod ${key} is being replaced (${failed ? 'it failed' : 'its spec changed'}); the new one is applied once the old one is gone` });
+      } else if (inPlaceMetadataOf(have) !== inPlaceMetadataOf(want)) {
+        // Devices annotation or owner references: mutable metadata, applied to the running Pod.
+        apply.push(want);
       }
       continue;
     }
     // A Service is changed in place.
-    if (changed) apply.push(want);
+    if (changed || inPlaceMetadataOf(have) !== inPlaceMetadataOf(want)) apply.push(want);
   }
   for (const have of observed) {
     if (!isManaged(have) || terminating(have) || wanted.has(keyOf(have.metadata))) continue;

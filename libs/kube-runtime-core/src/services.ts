@@ -44,7 +44,7 @@ export function deploymentServiceOf(input: DeploymentServiceInput): V1Service {
   });
 }
 
-export type SshServiceType = 'NodePort' | 'ClusterIP';
+export type SshServiceType = 'NodePort' | 'ClusterIP' | 'LoadBalancer';
 
 export interface InstanceServiceInput {
   readonly namespace: string;

@@ -40,6 +40,10 @@ describe('natsPermissions', () => {
     expect(permits(agent.publish, 'gpufleet.dev.devices.heartbeat')).toBe(false);
     expect(permits(agent.publish, 'gpufleet.dev.router.usage')).toBe(false);
     expect(permits(agent.publish, 'gpufleet.other.devices.heartbeat.h100-0')).toBe(false);
+    // What its own nodes' kubelets assigned (pod-resources), and no other node's.
+    expect(permits(agent.publish, '$KV.gpufleet-dev-kubelet-devices.h100-0')).toBe(true);
+    expect(permits(agent.publish, '$KV.gpufleet-dev-kubelet-devices.h100-2')).toBe(false);
+    expect(permits(runtime.publish, '$KV.gpufleet-dev-kubelet-devices.h100-0')).toBe(false);
     // An agent of every node (Kubernetes, one identity for the DaemonSet) may send any node's.
     expect(permits(of({ component: 'agent', nodes: '*' }).publish, 'gpufleet.dev.devices.heartbeat.h100-2')).toBe(true);
   });

@@ -130,6 +130,9 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         // Its own records only; reading a record (the last generation) is harmless.
         ...readBucketSubjects(nodes),
         ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(nodes, k)),
+        // What its nodes' kubelets assigned (pod-resources), keyed by node name as well.
+        ...readBucketSubjects(Buckets.kubeletDevices(cluster)),
+        ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(Buckets.kubeletDevices(cluster), k)),
         // Device events of its own nodes only: the subject names the node (scopedSubjectOf).
         ...([Events.inventory, Events.heartbeat, Events.detectionFailed] as Array<EventDefinition<unknown>>).flatMap((def) =>
           spec.nodes === '*' ? [subjectOf(def, cluster)] : spec.nodes.map((n) => scopedSubjectOf(def, cluster, n)),

@@ -25,6 +25,8 @@ import { Leadership } from '../leadership/leadership';
 
 export type InstanceTypeListener = (event: WatchInstanceTypesResponse) => void;
 
+const NOTHING_WITHHELD: ReadonlySet<string> = new Set();
+
 /**
  * The scheduler's live view of capacity: node records come from the nodes bucket by watch,
  * liveness from heartbeat events, and every change is folded into the CapacityModel,
@@ -40,6 +42,9 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
   private readonly removalListeners = new Set<(node: string, pool: string) => void>();
   private nodes?: KvMirror<NodeInventory>;
   private placementGate?: (node: string) => string | undefined;
+  private deviceGate?: (node: string) => ReadonlySet<string>;
+  /** Each node's ledger as last applied, to fold withheld devices in again when the gate changes. */
+  private readonly ledgers = new Map<string, NodeLedger>();
   /** What each node's runtime reported of itself (sandboxed, sharing allowed). */
   private runtimes?: KvMirror<NodeRuntimeReport>;
   private heartbeats?: Subscription;
@@ -181,6 +186,26 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     this.placementGate = gate;
   }
 
+  /**
+   * Sets the one device gate (the kubernetes runtime's: accelerators the node's kubelet cannot
+   * allocate); undefined removes it. Withheld accelerators count as taken in the capacity views
+   * and are offered for nothing by placement.
+   */
+  setDeviceGate(gate: ((node: string) => ReadonlySet<string>) | undefined): void {
+    this.deviceGate = gate;
+  }
+
+  /** Accelerator ids of the node the device gate withholds; empty without a gate. */
+  withheldOf(node: string): ReadonlySet<string> {
+    return this.deviceGate?.(node) ?? NOTHING_WITHHELD;
+  }
+
+  /** The device gate's answer for the node changed: the views and placement follow. */
+  refreshDevices(node: string): void {
+    if (this.modelValue?.getNode(node)) this.applyLedger(node, this.ledgers.get(node));
+    this.nodeChanged(node);
+  }
+
   /** Tells the node listeners (admission) that the node changed, e.g. when the gate's answer did. */
   refreshNode(name: string): void {
     this.nodeChanged(name);
@@ -235,9 +260,14 @@ export class CapacityStateService implements OnModuleInit, OnApplicationShutdown
     if (node) for (const l of this.nodeListeners) l(node);
   }
 
-  /** Folds a node's devices ledger into the capacity views (every replica does this). */
+  /** Folds a node's devices ledger, and the devices the gate withholds, into the capacity views (every replica does this). */
   applyLedger(node: string, ledger: NodeLedger | undefined): void {
-    this.emit(this.model.setAllocations(node, ledger ? ledgerAllocations(ledger) : NO_ALLOCATIONS));
+    if (ledger) this.ledgers.set(node, ledger);
+    else this.ledgers.delete(node);
+    const allocations = ledger ? ledgerAllocations(ledger) : NO_ALLOCATIONS;
+    const withheld = [...this.withheldOf(node)].filter((id) => !allocations.accelerators?.[id]);
+    const held = withheld.length === 0 ? allocations : { ...allocations, accelerators: { ...allocations.accelerators, ...Object.fromEntries(withheld.map((id) => [id, { mode: 'whole' as const }])) } };
+    this.emit(this.model.setAllocations(node, held));
   }
 
   /** Registers a watcher; returns the function that removes it. */

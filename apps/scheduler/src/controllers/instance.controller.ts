@@ -39,7 +39,7 @@ export class InstanceController extends OwnerController<GPUInstance> {
   private async writeStatus(key: string, i: GPUInstance, revision: number, status: GPUInstanceStatus): Promise<void> {
     if (i.status && sameJson(GPUInstanceStatus.toJSON(i.status), GPUInstanceStatus.toJSON(status))) return;
     if (!(await this.writeRecord(key, { ...i, status }, revision))) return;
-    if (!i.status || i.status.phase !== status.phase || i.status.sshPort !== status.sshPort) {
+    if (!i.status || i.status.phase !== status.phase || i.status.sshPort !== status.sshPort || i.status.sshHost !== status.sshHost) {
       this.logger.info({ instance: key }, `instance ${key}: ${status.phase.replace('INSTANCE_PHASE_', '')}${status.message ? ` (${status.message})` : ''}`);
       this.kit.bus.publish(Events.instanceStatusChanged, { cluster: this.kit.config.GPUFLEET_CLUSTER, instance: { ...i, status } });
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Events, EventDefinition, parseWorkloadKey, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { Events, EventDefinition, parseWorkloadKey, PodPlacement, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
 import { EventBus, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import {
@@ -94,7 +94,7 @@ export class AdmissionService {
     const model = this.capacity.model;
     const engine = new PlacementEngine();
     for (const node of model.listNodes()) {
-      if (node.inventory) engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name));
+      if (node.inventory) engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name), this.capacity.withheldOf(node.name));
     }
     const ledgers = [...this.store.ledger.entries.values()].map((e) => e.value);
     for (const problem of engine.loadLedger(ledgers)) this.logger.error(`ledger: ${problem}`);
@@ -140,7 +140,7 @@ export class AdmissionService {
       }),
       this.capacity.onNodeChanged((node) => {
         if (!node.inventory) return;
-        engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name));
+        engine.upsertNode(node.inventory, this.capacity.placeable(node), node.pool, this.capacity.tenancyOf(node.name), this.capacity.withheldOf(node.name));
         const shape = poolShapeFromCapacity(model, node.pool);
         if (shape) controller.setPoolShape(shape);
         controller.capacityChanged(node.pool);
@@ -284,6 +284,42 @@ export class AdmissionService {
     }
     await this.writeWorkload(d.key, confirmed.workload);
     this.publish([...d.events, ...confirmed.events]);
+  }
+
+  /**
+   * The kubelet gave these pods other devices than the ledger says (kubernetes runtime): the
+   * placement engine, the ledger and the workload records take the kubelet's, all corrections of
+   * one call together (two pods whose devices were swapped). Returns why nothing changed, or
+   * undefined when it did. Only the live leader corrects.
+   */
+  async correctDevices(pods: readonly { workload: string; after: PodPlacement }[]): Promise<string | undefined> {
+    const controller = this.controller;
+    const engine = this.engine;
+    const ledger = this.ledger;
+    if (!this.isLive || !controller || !engine || !ledger) return 'this scheduler is not the live leader';
+    const samePod = (a: PodPlacement, b: PodPlacement): boolean => a.node === b.node && a.podSet === b.podSet && a.replica === b.replica && a.pod === b.pod;
+    const before = new Map<string, PodPlacement[]>();
+    const corrected = new Map<string, PodPlacement[]>();
+    for (const { workload } of pods) {
+      if (before.has(workload)) continue;
+      const held = engine.placementsOf(workload);
+      before.set(workload, held);
+      corrected.set(workload, held.map((p) => pods.find((c) => c.workload === workload && samePod(c.after, p))?.after ?? p));
+    }
+    const result = controller.correctPlacements(corrected);
+    if (!result.ok) return result.message;
+    const nodes = new Map<string, Array<{ workload: string; after: PodPlacement }>>();
+    for (const pod of pods) nodes.set(pod.after.node, [...(nodes.get(pod.after.node) ?? []), pod]);
+    try {
+      for (const [node, fixes] of nodes) await ledger.correct(node, fixes);
+    } catch (err) {
+      // The engine and the records follow the ledger again; nothing is half corrected in memory.
+      controller.correctPlacements(before);
+      engine.loadLedger([...this.store.ledger.entries.values()].map((e) => e.value));
+      return (err as Error).message;
+    }
+    for (const workload of result.workloads) await this.writeWorkload(keyOfSpec(workload.spec!), workload);
+    return undefined;
   }
 
   private async applyPreemption(d: PreemptDecision): Promise<void> {

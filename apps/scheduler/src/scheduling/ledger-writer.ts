@@ -61,6 +61,27 @@ export class LedgerWriter {
     for (const node of byNode(placements).keys()) await this.removeFrom(node, workload);
   }
 
+  /**
+   * Replaces the devices of pods already in the node's ledger (`after` of each, matched by
+   * workload and pod); throws LedgerConflictError when the result allocates a device twice.
+   */
+  async correct(node: string, pods: readonly { workload: string; after: PodPlacement }[]): Promise<void> {
+    const samePod = (a: PodPlacement, b: PodPlacement): boolean => a.podSet === b.podSet && a.replica === b.replica && a.pod === b.pod;
+    await this.store.modify(node, (current) => {
+      this.requireLeading(node);
+      if (!current) throw new LedgerConflictError(node, ['the node has no ledger to correct']);
+      const entries = current.value.entries.map((e) => {
+        const fix = e.pod && pods.find((p) => p.workload === e.workload && samePod(p.after, e.pod!));
+        return fix ? { workload: e.workload, pod: fix.after } : e;
+      });
+      const next: NodeLedger = { node, entries };
+      const inventory = this.inventoryOf(node);
+      const conflicts = inventory ? ledgerConflicts(next, inventory) : [];
+      if (conflicts.length > 0) throw new LedgerConflictError(node, conflicts);
+      return next;
+    });
+  }
+
   async removeFrom(node: string, workload: string): Promise<void> {
     await this.store.modify(node, (current) => {
       this.requireLeading(node);

@@ -41,6 +41,8 @@ import { PendingQueue } from './pending-queue';
 import { isPlan, planPreemption, PreemptionContext } from './preemption';
 import { emptyStatus, FailedAttempt, GateName, QueueSlot, WorkloadRecord } from './workload-record';
 
+export type CorrectionResult = { readonly ok: true; readonly workloads: Workload[] } | { readonly ok: false; readonly message: string };
+
 export interface AdmissionControllerOptions {
   readonly placer: Placer;
   readonly queues: QueueManager;
@@ -246,6 +248,43 @@ export class AdmissionController {
     this.admittedSet(record.clusterQueue).add(record);
     const workload = record.snapshot();
     return { ok: true, workload, events: [{ kind: 'admitted', workload, reason: '' }] };
+  }
+
+  /**
+   * Admitted workloads hold other devices than their placements say (the kubelet assigned them):
+   * each gets `corrected` (workload key → its pods, all of them) instead, committed together so a
+   * swap of two workloads' devices goes through. Quota and pods stay as they are; only which
+   * devices changes. On any problem (not admitted, other pods, a device held by a workload outside
+   * the set) nothing changes and the error says why.
+   */
+  correctPlacements(corrected: ReadonlyMap<WorkloadKey, readonly PodPlacement[]>): CorrectionResult {
+    const records: WorkloadRecord[] = [];
+    for (const [key, placements] of corrected) {
+      const record = this.workloads.get(key);
+      if (!record || record.state !== 'admitted') return { ok: false, message: `workload ${key} is not admitted (${record ? record.state : 'unknown'})` };
+      const pods = (list: readonly PodPlacement[]): string => list.map((p) => `${p.node}/${p.podSet}/${p.replica}/${p.pod}`).sort().join(',');
+      if (pods(placements) !== pods(record.placements)) return { ok: false, message: `the corrected placements of ${key} name other pods than it holds` };
+      records.push(record);
+    }
+    for (const record of records) this.placer.release(record.key);
+    const committed: WorkloadRecord[] = [];
+    try {
+      for (const record of records) {
+        this.placer.commit(record.key, [...(corrected.get(record.key) ?? [])]);
+        committed.push(record);
+      }
+    } catch (err) {
+      for (const record of committed) this.placer.release(record.key);
+      for (const record of records) this.placer.commit(record.key, record.placements);
+      return { ok: false, message: (err as Error).message };
+    }
+    const workloads: Workload[] = [];
+    for (const record of records) {
+      record.placements = [...(corrected.get(record.key) ?? [])];
+      this.capacityChanged(record.pool);
+      workloads.push(record.snapshot());
+    }
+    return { ok: true, workloads };
   }
 
   /**

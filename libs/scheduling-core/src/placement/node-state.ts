@@ -159,6 +159,8 @@ function fullMask(geometry: MigGeometry): number {
   return (1 << geometry.memorySlices) - 1;
 }
 
+const NO_WITHHELD: ReadonlySet<string> = new Set();
+
 export class AcceleratorState {
   wholeHolds = 0;
   /** Shared tokens handed out, of 10. */
@@ -183,7 +185,7 @@ export class AcceleratorState {
     readonly memoryMib: number,
     /** Set when MIG is enabled: the accelerator then offers partitions only. */
     readonly mig: MigState | undefined,
-    /** MIG enabled but its product has no catalogued geometry: it offers nothing. */
+    /** MIG enabled but its product has no catalogued geometry, or withheld: it offers nothing. */
     readonly unusable: boolean,
   ) {}
 
@@ -263,6 +265,8 @@ export class NodeState {
     readonly inventory: NodeInventory,
     readonly pool: string,
     readonly ready: boolean,
+    /** Accelerator ids offered for nothing (the kubelet cannot allocate them); ledger holds on them still count. */
+    readonly withheld: ReadonlySet<string> = NO_WITHHELD,
   ) {
     this.name = inventory.nodeName;
     const dominant = dominantProduct(inventory.accelerators);
@@ -274,8 +278,9 @@ export class NodeState {
     this.accelerators = offered.map((a, bit) => {
       const geometry = a.migEnabled ? migGeometryForProduct(a.product, a.memoryMib) : undefined;
       const mig = geometry && new MigState(geometry, a);
-      if (!a.migEnabled) wholeMask |= 1 << bit;
-      const state = new AcceleratorState(this, a.id, bit, a.memoryMib ?? 0, mig, a.migEnabled && !geometry);
+      const kept = withheld.has(a.id);
+      if (!a.migEnabled && !kept) wholeMask |= 1 << bit;
+      const state = new AcceleratorState(this, a.id, bit, a.memoryMib ?? 0, kept ? undefined : mig, kept || (a.migEnabled && !geometry));
       this.byId.set(a.id, state);
       return state;
     });

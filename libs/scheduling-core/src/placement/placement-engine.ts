@@ -69,15 +69,16 @@ export class PlacementEngine implements Placer {
    * Adds a node or replaces its inventory. `pool` is the name the capacity model gave the
    * node's pool (`Node.pool`); only Ready nodes are placed on, but ledger entries on any node
    * keep its devices taken. `tenancy` says whether pods of several namespaces may share it.
+   * `withheld` accelerators are offered for nothing (the kubelet cannot allocate them).
    */
-  upsertNode(inventory: NodeInventory, ready: boolean, pool: string = defaultPoolOf(inventory), tenancy: NodeTenancy = 'shared'): void {
+  upsertNode(inventory: NodeInventory, ready: boolean, pool: string = defaultPoolOf(inventory), tenancy: NodeTenancy = 'shared', withheld?: ReadonlySet<string>): void {
     const name = inventory.nodeName;
     if (name === '') throw new Error('INVALID_ARGUMENT: node inventory has an empty nodeName');
     const old = this.nodes.get(name);
     if (old) this.detach(old);
     if (tenancy === 'exclusive') this.exclusive.add(name);
     else this.exclusive.delete(name);
-    const node = new NodeState(inventory, pool, ready);
+    const node = new NodeState(inventory, pool, ready, withheld);
     this.nodes.set(name, node);
     this.poolMembers.set(pool, (this.poolMembers.get(pool) ?? 0) + 1);
     for (const pods of this.ledgers.get(name)?.values() ?? []) for (const pod of pods) this.adjust(node, pod, 1);
@@ -102,7 +103,7 @@ export class PlacementEngine implements Placer {
       for (const entry of ledger.entries) if (entry.pod) this.record(ledger.node, entry.workload, clonePod(entry.pod));
     }
     for (const byWorkload of this.ledgers.values()) for (const pods of byWorkload.values()) pods.sort(comparePods);
-    for (const node of [...this.nodes.values()]) this.upsertNode(node.inventory, node.ready, node.pool, this.tenancyOf(node.name));
+    for (const node of [...this.nodes.values()]) this.upsertNode(node.inventory, node.ready, node.pool, this.tenancyOf(node.name), node.withheld);
     const conflicts: string[] = [];
     for (const name of [...this.ledgers.keys()].sort()) {
       const node = this.nodes.get(name);

@@ -54,6 +54,7 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 export class KubeResources {
   private nextClusterIp = 1;
+  private nextNodePort = 0;
   /** Deletions waiting on finalizers remember how their dependents are to be treated. */
   private readonly pendingPolicy = new Map<string, PropagationPolicy>();
 
@@ -392,6 +393,17 @@ export class KubeResources {
             const previous = existing && isObject(existing['spec']) ? existing['spec']['clusterIP'] : undefined;
             spec['clusterIP'] = previous ?? `10.96.${Math.floor(this.nextClusterIp / 250)}.${(this.nextClusterIp++ % 250) + 1}`;
             spec['clusterIPs'] = [spec['clusterIP']];
+          }
+          if (spec['type'] === 'NodePort' || spec['type'] === 'LoadBalancer') {
+            // As kube-apiserver: a port without a nodePort keeps the one it had, else gets the next of 30000-32767.
+            const before = existing && isObject(existing['spec']) ? asList(existing['spec']['ports']) : [];
+            for (const p of asList(spec['ports'])) {
+              if (p['nodePort'] !== undefined) continue;
+              const kept = before.find((b) => b['port'] === p['port'] && (b['protocol'] ?? 'TCP') === p['protocol'])?.['nodePort'];
+              p['nodePort'] = kept ?? 30000 + (this.nextNodePort++ % 2768);
+            }
+          } else {
+            for (const p of asList(spec['ports'])) delete p['nodePort'];
           }
         }
         break;

@@ -134,9 +134,12 @@ const PRINTERS: Record<string, Printer> = {
   '/services': {
     columns: [nameColumn, column('Type'), column('Cluster-IP'), column('External-IP'), column('Port(s)'), ageColumn, column('Selector', 'string', 1)],
     cells: (svc, age) => {
-      const ports = list(svc, '.spec.ports').map((p) => `${p['port']}/${p['protocol'] ?? 'TCP'}`);
+      // As kubectl prints them: "22:30000/TCP" with a node port; a LoadBalancer's ingress, or <pending> until it has one.
+      const ports = list(svc, '.spec.ports').map((p) => `${p['port']}${p['nodePort'] ? `:${p['nodePort']}` : ''}/${p['protocol'] ?? 'TCP'}`);
       const selector = get(svc, '.spec.selector');
-      return [svc.metadata.name, orNone(get(svc, '.spec.type')), orNone(get(svc, '.spec.clusterIP')), '<none>', ports.length ? ports.join(',') : '<none>', age, isObject(selector) ? Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',') : '<none>'];
+      const ingress = list(svc, '.status.loadBalancer.ingress').map((i) => String(i['ip'] ?? i['hostname'] ?? '')).filter(Boolean);
+      const external = ingress.length ? ingress.join(',') : get(svc, '.spec.type') === 'LoadBalancer' ? '<pending>' : '<none>';
+      return [svc.metadata.name, orNone(get(svc, '.spec.type')), orNone(get(svc, '.spec.clusterIP')), external, ports.length ? ports.join(',') : '<none>', age, isObject(selector) ? Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',') : '<none>'];
     },
   },
   '/configmaps': {

@@ -41,7 +41,7 @@ import type { Packing } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../../capacity/capacity-state.service';
 import { callKube, describeKubeError, KubeNamespaces, kubeErrorCode, sleep } from '../kube-api';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
-import { Leadership } from '../../leadership/leadership';
+import { followTerm, Leadership } from '../../leadership/leadership';
 import { AdmissionService } from '../../scheduling/admission.service';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 
@@ -49,7 +49,6 @@ import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 export const KUEUE_KUBE_CONFIG = Symbol('KUEUE_KUBE_CONFIG');
 
 const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-const LEADERSHIP_POLL_MS = 200;
 /** The mirror runs again this often without a change (an object deleted by hand). */
 const MIRROR_RESYNC_MS = 10_000;
 /** Pending checks are looked at again this often (capacity the scheduler did not announce). */
@@ -78,7 +77,7 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly namespaces: KubeNamespaces;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private leadingTerm = 0;
   private workloads?: Watched<KubernetesObject>;
   private unsubscribe: Array<() => void> = [];
@@ -107,29 +106,23 @@ export class KueueService implements OnApplicationBootstrap, OnApplicationShutdo
 
   onApplicationBootstrap(): void {
     this.logger.info(`Kueue mirror: ${KUEUE_API_VERSION} objects on ${this.kc.getCurrentCluster()?.server ?? ''}, field manager ${this.config.KUBE_FIELD_MANAGER}`);
-    this.poll = setInterval(() => this.followLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
-    this.followLeadership();
+    this.unfollow = followTerm(this.leadership, {
+      lead: (term) => {
+        this.leadingTerm = term;
+        this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `Kueue mirror could not start: ${describeKubeError(err)}`));
+      },
+      stepDown: () => void this.stepDown(),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     await this.stepDown();
   }
 
   /** Resolves when neither loop has a pass running or asked for (tests). */
   async idle(): Promise<void> {
     await Promise.all([this.mirror.idle(), this.checks.idle()]);
-  }
-
-  private followLeadership(): void {
-    const term = this.leadership.term;
-    if (term === this.leadingTerm) return;
-    if (this.leadingTerm !== 0) void this.stepDown();
-    if (term !== 0) {
-      this.leadingTerm = term;
-      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `Kueue mirror could not start: ${describeKubeError(err)}`));
-    }
   }
 
   private async lead(term: number): Promise<void> {

@@ -11,7 +11,6 @@ import { KUBE_CONFIG } from '../kube-config';
 const PLURAL = CRD_NAMES.InstanceType.plural;
 const SSA = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 /** How often a replica looks whether it became (or stopped being) the leader. */
-const LEADERSHIP_POLL_MS = 250;
 
 /**
  * The leader mirrors every InstanceType of the capacity model as a cluster-scoped InstanceType
@@ -28,7 +27,7 @@ export class InstanceTypeMirror implements OnApplicationBootstrap, OnApplication
   /** Names this replica wrote or found in the API: candidates for deletion. */
   private readonly known = new Set<string>();
   private stopListening?: () => void;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private leading = false;
 
   constructor(
@@ -52,13 +51,12 @@ export class InstanceTypeMirror implements OnApplicationBootstrap, OnApplication
     this.stopListening = this.capacity.listen((event) => {
       if (this.leading && event.instanceType) this.reconciler.mark(event.instanceType.name);
     });
-    this.poll = setInterval(() => this.checkLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
+    this.unfollow = this.leadership.onChange(() => this.checkLeadership());
     this.checkLeadership();
   }
 
   onApplicationShutdown(): void {
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     this.stopListening?.();
     this.reconciler.stop();
   }

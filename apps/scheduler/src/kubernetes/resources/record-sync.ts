@@ -2,7 +2,7 @@ import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Metadata, status as GrpcStatus, type handleUnaryCall, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
 import { CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { workloadKey } from '@gpufleet/contracts';
-import { GPUFLEET_GROUP, GPUFLEET_VERSION, KeyedReconciler, type CustomResource, type ResourceCondition } from '@gpufleet/kube-runtime-core';
+import { GPUFLEET_GROUP, GPUFLEET_VERSION, KeyedReconciler, type CustomResource, type OwnerObjectRef, type ResourceCondition } from '@gpufleet/kube-runtime-core';
 import type { KvMirror } from '@gpufleet/messaging';
 import type { Logger } from '@gpufleet/observability';
 import type { SchedulerConfig } from '../../config';
@@ -17,7 +17,6 @@ export const CREATED_BY_ANNOTATION = 'gpufleet.io/created-by';
 export const RECORD_UID_ANNOTATION = 'gpufleet.io/record-uid';
 const SSA = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const LEADERSHIP_POLL_MS = 250;
 const INFORMER_RESTART_MS = 2000;
 const RETRIED_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.ABORTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE]);
 
@@ -74,7 +73,7 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
   private informerSynced = false;
   private leading = false;
   private stopped = false;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private stopListening?: () => void;
 
   constructor(
@@ -114,14 +113,13 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     this.stopListening = this.k.records().listen((key) => {
       if (this.leading) this.reconciler.mark(key);
     });
+    this.unfollow = this.leadership.onChange(() => this.checkLeadership());
     void this.startInformer();
-    this.poll = setInterval(() => this.checkLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     this.stopListening?.();
     this.reconciler.stop();
     await this.informer.stop();
@@ -132,12 +130,14 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
     try {
       await this.informer.start();
       this.informerSynced = true;
+      this.checkLeadership();
     } catch (err) {
       this.logger.warn(`${this.k.kind} informer could not list: ${refusal(err)}; retrying`);
       setTimeout(() => void this.startInformer(), INFORMER_RESTART_MS).unref();
     }
   }
 
+  /** On a change of the lease and once the informer has listed (the store is ready before bootstrap). */
   private checkLeadership(): void {
     const leading = this.leadership.isLeader && this.informerSynced && this.store.ready;
     if (leading === this.leading) return;
@@ -147,6 +147,18 @@ export class RecordSync<R extends SyncedRecord> implements OnApplicationBootstra
 
   private ids(namespace: string, name: string) {
     return { group: GPUFLEET_GROUP, version: GPUFLEET_VERSION, plural: this.k.plural, namespace, name };
+  }
+
+  /**
+   * The object a record came from, as the owner of the record's Pods and Services: one a user
+   * applied and gpufleet made the record of (its `gpufleet.io/record-uid` is the record's uid).
+   * Undefined for a record made through gRPC, or before the informer has seen the object.
+   */
+  ownerOf(namespace: string, name: string, recordUid: string): OwnerObjectRef | undefined {
+    const resource = this.informerSynced ? this.informer.get(name, namespace) : undefined;
+    const uid = resource?.metadata.uid;
+    if (!uid || recordUid === '' || resource.metadata.annotations?.[RECORD_UID_ANNOTATION] !== recordUid) return undefined;
+    return { kind: this.k.kind, name, uid };
   }
 
   private async sync(key: string): Promise<void> {

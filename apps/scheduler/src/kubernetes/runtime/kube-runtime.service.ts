@@ -1,4 +1,5 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, type Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { NatsConnection } from 'nats';
 import {
   CoreV1Api,
@@ -13,11 +14,12 @@ import {
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import { Buckets, keyOfStoreKey, podStoreKey, PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
+import { Buckets, keyOfStoreKey, OwnerLabels, podStoreKey, PodRuntimeStatus, type Workload } from '@gpufleet/contracts';
 import {
   desiredKubePods,
   desiredObjects,
   inWorkloadNamespace,
+  KubeLabels,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   nodeStateOf,
@@ -27,6 +29,7 @@ import {
   reconcilePlan,
   type ImageKind,
   type KubeNodeState,
+  type OwnerObjectRef,
   type PlannedDelete,
 } from '@gpufleet/kube-runtime-core';
 import { KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
@@ -34,13 +37,14 @@ import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/
 import { CapacityStateService } from '../../capacity/capacity-state.service';
 import { callKube, describeKubeError, KubeNamespaces, kubeErrorCode, sleep } from '../kube-api';
 import { SCHEDULER_CONFIG, SchedulerConfig } from '../../config';
-import { Leadership } from '../../leadership/leadership';
+import { followTerm, Leadership } from '../../leadership/leadership';
 import { SchedulingStore } from '../../scheduling/scheduling-store.service';
 import { KUBE_CONFIG } from '../kube-config';
+import { KubeletDevicesService } from './kubelet-devices.service';
+import { GpuInstanceSync } from '../resources/gpu-instance-sync';
+import { ModelDeploymentSync } from '../resources/model-deployment-sync';
 
 const SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-/** How often leadership is looked at (the Leadership signal has no events). */
-const LEADERSHIP_POLL_MS = 200;
 /** Re-runs a pass this often without a change (a missed event, a namespace deleted by hand). */
 const RESYNC_MS = 10_000;
 /** Tries of one API call that got a 409, 429 or 5xx, with doubling backoff from BACKOFF_MS. */
@@ -76,7 +80,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   private readonly core: CoreV1Api;
   private readonly namespaces: KubeNamespaces;
   private podStore?: KvStore<PodRuntimeStatus>;
-  private poll?: NodeJS.Timeout;
+  private unfollow?: () => void;
   private leadingTerm = 0;
   private pods?: Watched<V1Pod>;
   private services?: Watched<V1Service>;
@@ -87,6 +91,8 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   /** Node states from the Node informer, by name. */
   private readonly nodeStates = new Map<string, KubeNodeState>();
   private starting?: Promise<void>;
+  /** The custom resources' syncs (KUBE_CUSTOM_RESOURCES=true): the owners of Pods and Services. */
+  private owners: { deployments?: ModelDeploymentSync; instances?: GpuInstanceSync } = {};
 
   constructor(
     @Inject(KUBE_CONFIG) private readonly kc: KubeConfig,
@@ -95,8 +101,10 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     private readonly leadership: Leadership,
     private readonly store: SchedulingStore,
     private readonly capacity: CapacityStateService,
+    private readonly kubeletDevices: KubeletDevicesService,
     @Inject(LOGGER) logger: Logger,
     @Inject(METRICS_REGISTRY) registry: Registry,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.logger = logger.child({ context: 'kube-runtime' });
     this.objects = KubernetesObjectApi.makeApiClient(kc);
@@ -111,6 +119,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.owners = { deployments: this.provided(ModelDeploymentSync), instances: this.provided(GpuInstanceSync) };
     this.podStore = await KvStore.open(this.nc.jetstream(), Buckets.pods(this.config.GPUFLEET_CLUSTER), PodRuntimeStatus);
     const server = this.kc.getCurrentCluster()?.server ?? '';
     this.logger.info(`kubernetes runtime: Pods and Services in namespace ${this.namespace} of ${server}, field manager ${this.config.KUBE_FIELD_MANAGER}`);
@@ -119,15 +128,38 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       const state = this.nodeStates.get(node);
       return state && !state.schedulable ? `Kubernetes Node ${node} is not schedulable: ${state.reasons.join('; ')}` : undefined;
     });
-    this.poll = setInterval(() => this.followLeadership(), LEADERSHIP_POLL_MS);
-    this.poll.unref();
-    this.followLeadership();
+    this.unfollow = followTerm(this.leadership, {
+      lead: (term) => {
+        this.leadingTerm = term;
+        this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describeKubeError(err)}`));
+      },
+      stepDown: () => void this.stepDown(),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.poll) clearInterval(this.poll);
+    this.unfollow?.();
     this.capacity.setPlacementGate(undefined);
     await this.stepDown();
+  }
+
+  /** A provider of another module (the custom resources'), when the app has it. */
+  private provided<T>(type: Type<T>): T | undefined {
+    try {
+      return this.moduleRef.get(type, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The ModelDeployment or GPUInstance object a workload's deployment or instance came from. */
+  private ownerOf(workload: Workload): OwnerObjectRef | undefined {
+    const labels = workload.spec?.labels ?? {};
+    const namespace = workload.spec?.namespace ?? '';
+    const recordUid = labels[OwnerLabels.ownerUid] ?? '';
+    if (labels[OwnerLabels.deployment]) return this.owners.deployments?.ownerOf(namespace, labels[OwnerLabels.deployment], recordUid);
+    if (labels[OwnerLabels.instance]) return this.owners.instances?.ownerOf(namespace, labels[OwnerLabels.instance], recordUid);
+    return undefined;
   }
 
   /** Resolves when no pass is running or asked for (tests). */
@@ -137,16 +169,6 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
 
   private get namespace(): string {
     return this.config.KUBE_WORKLOAD_NAMESPACE;
-  }
-
-  private followLeadership(): void {
-    const term = this.leadership.term;
-    if (term === this.leadingTerm) return;
-    if (this.leadingTerm !== 0) void this.stepDown();
-    if (term !== 0) {
-      this.leadingTerm = term;
-      this.starting = this.lead(term).catch((err) => this.logger.error({ err }, `kubernetes runtime could not start: ${describeKubeError(err)}`));
-    }
   }
 
   private async lead(term: number): Promise<void> {
@@ -202,7 +224,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     ]);
     if (!stillLeading()) return;
     const { store, capacity } = this;
-    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick)];
+    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick), this.kubeletDevices.onChange(kick)];
     this.logger.info(`kubernetes runtime: informers synced (${pods.list().length} Pods, ${services.list().length} Services, ${nodes.list().length} Nodes); reconciling`);
     this.loop.start();
   }
@@ -268,13 +290,16 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     if (!pods || !services) return;
     const { store, capacity } = this;
     const workloads = { get: (key: string): Workload | undefined => store.workloads.get(keyOfStoreKey(key))?.value };
-    const desiredPods = desiredKubePods([...store.ledger.entries.values()].map((e) => e.value), workloads);
+    const desiredPods = desiredKubePods([...store.ledger.entries.values()].map((e) => e.value), workloads, { ownerOf: (w) => this.ownerOf(w) });
     const deployments = [...store.deployments.entries.values()]
       .map((e) => e.value)
       .filter((d) => d.spec && !d.deletionRequestedAt)
-      .map((d) => ({ namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid }));
+      .map((d) => {
+        const owner = this.owners.deployments?.ownerOf(d.spec!.namespace, d.spec!.name, d.uid);
+        return { namespace: d.spec!.namespace, name: d.spec!.name, uid: d.uid, ...(owner ? { owner } : {}) };
+      });
     const images = Object.fromEntries(this.config.KUBE_ENGINE_IMAGES.map((pair) => pair.split('=', 2) as [ImageKind, string]));
-    const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE === 'NodePort' ? 'NodePort' : 'ClusterIP';
+    const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE;
     const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images });
     const ns = this.namespace;
     const want = { pods: desired.pods.map((p) => inWorkloadNamespace(p, ns)), services: desired.services.map((s) => inWorkloadNamespace(s, ns)) };
@@ -297,7 +322,9 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       () => 'delete',
       (batch) => bounded(batch, PARALLEL_WRITES, (d) => this.remove(d, run)),
     );
-    await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], desired.failed));
+    await run.each([0], () => 'pod records', () => this.writeRecords([...pods.list()], [...services.list()], desired.failed));
+    // The kubelet's assignment is the truth of a running Pod's devices: the ledger follows it.
+    await run.each([0], () => 'kubelet devices', () => this.kubeletDevices.check([...pods.list()]));
   }
 
   private async apply(obj: KubernetesObject, run: ReconcilePass): Promise<void> {
@@ -327,13 +354,21 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
    * (Failed, as the process runtime reports them); a record whose Pod is gone is deleted. Only
    * what changed is written.
    */
-  private async writeRecords(observed: readonly V1Pod[], failed: ReturnType<typeof desiredObjects>['failed']): Promise<void> {
+  private async writeRecords(observed: readonly V1Pod[], services: readonly V1Service[], failed: ReturnType<typeof desiredObjects>['failed']): Promise<void> {
     const podStore = this.podStore;
     if (!podStore) return;
     const now = new Date();
     const records = new Map<string, PodRuntimeStatus>();
+    // An instance's SSH Service, by gpufleet namespace and instance: where its users ssh to.
+    const sshServices = new Map<string, V1Service>();
+    for (const s of services) {
+      const l = s.metadata?.labels ?? {};
+      if (l[KubeLabels.component] === 'ssh' && l[KubeLabels.instance]) sshServices.set(`${l[KubeLabels.namespace]}/${l[KubeLabels.instance]}`, s);
+    }
     for (const pod of observed) {
-      const status = podStatusOf(pod, { now });
+      const l = pod.metadata?.labels ?? {};
+      const service = l[KubeLabels.instance] ? sshServices.get(`${l[KubeLabels.namespace]}/${l[KubeLabels.instance]}`) : undefined;
+      const status = podStatusOf(pod, { now, ...(service ? { service } : {}) });
       if (status) records.set(podStoreKey(status), status);
     }
     for (const f of failed) {

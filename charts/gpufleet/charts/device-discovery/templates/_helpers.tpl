@@ -278,6 +278,8 @@ values. Files (NATS creds/seed, TLS material) are mounted by "device-discovery.s
   value: {{ .Values.devicePlugin.hostPath | quote }}
 - name: POD_RESOURCES_DIR
   value: {{ .Values.devicePlugin.podResourcesHostPath | quote }}
+- name: POD_RESOURCES_INTERVAL_S
+  value: {{ .Values.devicePlugin.podResourcesIntervalS | quote }}
 {{- end }}
 - name: NFD
   value: {{ include "device-discovery.nfd" . | eq "true" | toString | quote }}

@@ -352,6 +352,42 @@ export interface DetectionFailed {
   time: Date | undefined;
 }
 
+/**
+ * Device ids of one extended resource, as the kubelet knows them: a card UUID, "<uuid>::<k>" for
+ * a shared or slice unit, a MIG device UUID.
+ */
+export interface KubeletResourceDevices {
+  resource: string;
+  deviceIds: string[];
+}
+
+/** The devices the kubelet assigned to one container. */
+export interface KubeletContainerDevices {
+  /** The Kubernetes namespace and name of the Pod. */
+  namespace: string;
+  pod: string;
+  container: string;
+  resource: string;
+  deviceIds: string[];
+}
+
+/**
+ * What a node's kubelet says of gpufleet's devices (pod-resources API v1: List and
+ * GetAllocatableResources), gpufleet.io resources only. Written by that node's agent only, to the
+ * kubelet-devices bucket, keyed by node name, whenever it changes. The scheduler takes it as the
+ * truth of which devices a Pod holds and which the kubelet may hand out.
+ */
+export interface KubeletDevices {
+  node: string;
+  /** Per resource, the devices the kubelet may allocate (registered and healthy). */
+  allocatable: KubeletResourceDevices[];
+  /** What running containers hold. */
+  assigned: KubeletContainerDevices[];
+  /** True when `assigned` was cut at the agent's bound (MAX_KUBELET_CONTAINERS): containers past it are not listed. */
+  truncated: boolean;
+  observedAt: Date | undefined;
+}
+
 function createBaseMigDevice(): MigDevice {
   return {
     uuid: "",
@@ -2484,6 +2520,373 @@ export const DetectionFailed: MessageFns<DetectionFailed> = {
     message.provider = object.provider ?? "";
     message.error = object.error ?? "";
     message.time = object.time ?? undefined;
+    return message;
+  },
+};
+
+function createBaseKubeletResourceDevices(): KubeletResourceDevices {
+  return { resource: "", deviceIds: [] };
+}
+
+export const KubeletResourceDevices: MessageFns<KubeletResourceDevices> = {
+  encode(message: KubeletResourceDevices, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.resource !== "") {
+      writer.uint32(10).string(message.resource);
+    }
+    for (const v of message.deviceIds) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KubeletResourceDevices {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKubeletResourceDevices();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resource = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.deviceIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KubeletResourceDevices {
+    return {
+      resource: isSet(object.resource) ? globalThis.String(object.resource) : "",
+      deviceIds: globalThis.Array.isArray(object?.deviceIds)
+        ? object.deviceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.device_ids)
+        ? object.device_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KubeletResourceDevices): unknown {
+    const obj: any = {};
+    if (message.resource !== "") {
+      obj.resource = message.resource;
+    }
+    if (message.deviceIds?.length) {
+      obj.deviceIds = message.deviceIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KubeletResourceDevices>, I>>(base?: I): KubeletResourceDevices {
+    return KubeletResourceDevices.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KubeletResourceDevices>, I>>(object: I): KubeletResourceDevices {
+    const message = createBaseKubeletResourceDevices();
+    message.resource = object.resource ?? "";
+    message.deviceIds = object.deviceIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseKubeletContainerDevices(): KubeletContainerDevices {
+  return { namespace: "", pod: "", container: "", resource: "", deviceIds: [] };
+}
+
+export const KubeletContainerDevices: MessageFns<KubeletContainerDevices> = {
+  encode(message: KubeletContainerDevices, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.namespace !== "") {
+      writer.uint32(10).string(message.namespace);
+    }
+    if (message.pod !== "") {
+      writer.uint32(18).string(message.pod);
+    }
+    if (message.container !== "") {
+      writer.uint32(26).string(message.container);
+    }
+    if (message.resource !== "") {
+      writer.uint32(34).string(message.resource);
+    }
+    for (const v of message.deviceIds) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KubeletContainerDevices {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKubeletContainerDevices();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.namespace = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pod = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.container = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.resource = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.deviceIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KubeletContainerDevices {
+    return {
+      namespace: isSet(object.namespace) ? globalThis.String(object.namespace) : "",
+      pod: isSet(object.pod) ? globalThis.String(object.pod) : "",
+      container: isSet(object.container) ? globalThis.String(object.container) : "",
+      resource: isSet(object.resource) ? globalThis.String(object.resource) : "",
+      deviceIds: globalThis.Array.isArray(object?.deviceIds)
+        ? object.deviceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.device_ids)
+        ? object.device_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KubeletContainerDevices): unknown {
+    const obj: any = {};
+    if (message.namespace !== "") {
+      obj.namespace = message.namespace;
+    }
+    if (message.pod !== "") {
+      obj.pod = message.pod;
+    }
+    if (message.container !== "") {
+      obj.container = message.container;
+    }
+    if (message.resource !== "") {
+      obj.resource = message.resource;
+    }
+    if (message.deviceIds?.length) {
+      obj.deviceIds = message.deviceIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KubeletContainerDevices>, I>>(base?: I): KubeletContainerDevices {
+    return KubeletContainerDevices.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KubeletContainerDevices>, I>>(object: I): KubeletContainerDevices {
+    const message = createBaseKubeletContainerDevices();
+    message.namespace = object.namespace ?? "";
+    message.pod = object.pod ?? "";
+    message.container = object.container ?? "";
+    message.resource = object.resource ?? "";
+    message.deviceIds = object.deviceIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseKubeletDevices(): KubeletDevices {
+  return { node: "", allocatable: [], assigned: [], truncated: false, observedAt: undefined };
+}
+
+export const KubeletDevices: MessageFns<KubeletDevices> = {
+  encode(message: KubeletDevices, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.node !== "") {
+      writer.uint32(10).string(message.node);
+    }
+    for (const v of message.allocatable) {
+      KubeletResourceDevices.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.assigned) {
+      KubeletContainerDevices.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(32).bool(message.truncated);
+    }
+    if (message.observedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.observedAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KubeletDevices {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKubeletDevices();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.node = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.allocatable.push(KubeletResourceDevices.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.assigned.push(KubeletContainerDevices.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.observedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KubeletDevices {
+    return {
+      node: isSet(object.node) ? globalThis.String(object.node) : "",
+      allocatable: globalThis.Array.isArray(object?.allocatable)
+        ? object.allocatable.map((e: any) => KubeletResourceDevices.fromJSON(e))
+        : [],
+      assigned: globalThis.Array.isArray(object?.assigned)
+        ? object.assigned.map((e: any) => KubeletContainerDevices.fromJSON(e))
+        : [],
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      observedAt: isSet(object.observedAt)
+        ? fromJsonTimestamp(object.observedAt)
+        : isSet(object.observed_at)
+        ? fromJsonTimestamp(object.observed_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: KubeletDevices): unknown {
+    const obj: any = {};
+    if (message.node !== "") {
+      obj.node = message.node;
+    }
+    if (message.allocatable?.length) {
+      obj.allocatable = message.allocatable.map((e) => KubeletResourceDevices.toJSON(e));
+    }
+    if (message.assigned?.length) {
+      obj.assigned = message.assigned.map((e) => KubeletContainerDevices.toJSON(e));
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    if (message.observedAt !== undefined) {
+      obj.observedAt = message.observedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KubeletDevices>, I>>(base?: I): KubeletDevices {
+    return KubeletDevices.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KubeletDevices>, I>>(object: I): KubeletDevices {
+    const message = createBaseKubeletDevices();
+    message.node = object.node ?? "";
+    message.allocatable = object.allocatable?.map((e) => KubeletResourceDevices.fromPartial(e)) || [];
+    message.assigned = object.assigned?.map((e) => KubeletContainerDevices.fromPartial(e)) || [];
+    message.truncated = object.truncated ?? false;
+    message.observedAt = object.observedAt ?? undefined;
     return message;
   },
 };
