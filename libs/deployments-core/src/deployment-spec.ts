@@ -156,8 +156,11 @@ function validateRoles(
       return;
     }
     // A multi-node replica is checked as its leader and as a worker would run: placeholder
-    // addresses and ports stand in for what the runtimes resolve when the pods start.
+    // addresses and ports stand in for what the runtimes resolve when the pods start. The
+    // leader lists one address per pod, so a size out of range (already reported above) is not
+    // laid out: 4 294 967 295 addresses ran the scheduler out of memory.
     const size = role.size || 1;
+    if (!Number.isInteger(size) || size > MAX_REPLICA_SIZE) return;
     const ranks = size > 1 ? [0, 1] : [undefined];
     const seen = new Set<string>();
     for (const rank of ranks) {
