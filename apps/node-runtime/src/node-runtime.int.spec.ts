@@ -50,6 +50,7 @@ function engine(servedModelName: string, engineName = 'vllm'): PodTemplate {
       servedModelName,
       engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
+      artifact: '',
     },
   };
 }
@@ -167,6 +168,7 @@ describe('node runtime', () => {
       restarts: 0,
       runtimeUrl: runtime!.url,
       templateHash: 'tpl-1',
+      artifact: '',
       devicesEnv: { CUDA_VISIBLE_DEVICES: '1,2', NVIDIA_VISIBLE_DEVICES: '1,2', CUDA_DEVICE_ORDER: 'PCI_BUS_ID' },
     });
     enginePid = ready.pid;
