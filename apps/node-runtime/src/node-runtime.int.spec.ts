@@ -168,7 +168,6 @@ describe('node runtime', () => {
       restarts: 0,
       runtimeUrl: runtime!.url,
       templateHash: 'tpl-1',
-      artifact: '',
       devicesEnv: { CUDA_VISIBLE_DEVICES: '1,2', NVIDIA_VISIBLE_DEVICES: '1,2', CUDA_DEVICE_ORDER: 'PCI_BUS_ID' },
     });
     enginePid = ready.pid;
