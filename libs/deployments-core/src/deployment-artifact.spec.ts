@@ -1,6 +1,7 @@
 import { normalizeDeploymentSpec, validateDeploymentSpec } from './deployment-spec';
 import { replicaWorkloadSpec } from './replica-workload';
 import { templateHash } from './template-hash';
+import { weightsReadyCondition } from './conditions';
 import { context, deploymentSpec } from './__fixtures__/records';
 
 const resources = { accelerator: { whole: 1 } } as never;
@@ -44,5 +45,27 @@ describe('a deployment that names a ModelArtifact', () => {
     // The hash of this spec before the field existed (computed on the previous commit).
     expect(templateHash(before, before.roles[0]!)).toBe('149bc26ed84e737e');
     expect(templateHash({ ...before, artifact: 'llama' }, before.roles[0]!)).not.toBe(templateHash(before, before.roles[0]!));
+  });
+});
+
+describe('weightsReadyCondition', () => {
+  const now = new Date('2026-12-01T20:00:00Z');
+  const row = (state: string, message: string, ordinal = 0) => ({ role: 'server', ordinal, node: 'h100-0', state, message });
+
+  it('is False while a replica’s node downloads, with its progress', () => {
+    const c = weightsReadyCondition(undefined, 'llama', [row('Ready', ''), row('Starting', '0/1 pods ready: WEIGHTS_PENDING: waiting for weights: Downloading 45% (artifact team-a/llama)', 1)], now);
+    expect(c).toMatchObject({ type: 'WeightsReady', status: false, reason: 'Downloading', message: 'server 1 on h100-0: waiting for weights: Downloading 45% (artifact team-a/llama)' });
+  });
+
+  it('is False with the copy’s reason when a node could not fetch it, before any download in progress', () => {
+    const c = weightsReadyCondition(undefined, 'llama', [row('Starting', '0/1 pods ready: WEIGHTS_PENDING: waiting for weights: Downloading 5%'), row('Failed', 'WEIGHTS_FAILED: artifact team-a/llama could not be fetched to this node: InsufficientCapacity', 1)], now);
+    expect(c).toMatchObject({ status: false, reason: 'FetchFailed', message: 'server 1 on h100-0: artifact team-a/llama could not be fetched to this node: InsufficientCapacity' });
+  });
+
+  it('turns True once no replica waits, keeping the time of its last transition while it stays so', () => {
+    const first = weightsReadyCondition(undefined, 'llama', [row('Ready', ''), row('Terminating', 'WEIGHTS_PENDING: waiting for weights: Downloading 1%', 1)], now);
+    expect(first).toMatchObject({ status: true, reason: 'Ready' });
+    const later = weightsReadyCondition([first], 'llama', [row('Ready', '')], new Date(now.getTime() + 60_000));
+    expect(later.lastTransition).toEqual(now);
   });
 });
