@@ -79,7 +79,7 @@ describe('planPod with an artifact', () => {
     const sandbox = { uidBase: 200_000, deviceRoot: '/dev', hidden: [STATE] };
     const plan = planPod(pod(template()), 18_000, ctx(lookup({ 'team-a.llama': copy({ path: snapshot }) }), { sandbox })) as EnginePodPlan;
     expect(plan.kind).toBe('engine');
-    expect(plan.process.args.slice(1, 5)).toEqual(['serve', snapshot, '--served-model-name', 'llama']);
+    expect((plan.process.args ?? []).slice(1, 5)).toEqual(['serve', snapshot, '--served-model-name', 'llama']);
     expect(plan.process.env).toMatchObject({ HF_HUB_CACHE: `${CACHE}/hf`, HF_HUB_OFFLINE: '1' });
     expect(plan.process.sandbox?.readOnly).toContainEqual({ source: `${CACHE}/hf/models--acme--llm`, target: `${CACHE}/hf/models--acme--llm` });
     expect(plan.process.sandbox?.writable).not.toContain(`${CACHE}/hf/models--acme--llm`);
