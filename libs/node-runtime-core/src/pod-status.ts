@@ -61,7 +61,7 @@ export function podRuntimeStatus(input: PodStatusInput): PodRuntimeStatus {
   if (plan.kind === 'failed') {
     status.message = plan.message;
     // Not a failure: the worker starts as soon as its leader says where to meet.
-    if (plan.reason === 'GROUP_LEADER_PENDING') status.state = 'Starting';
+    if (plan.reason === 'GROUP_LEADER_PENDING' || plan.reason === 'WEIGHTS_PENDING') status.state = 'Starting';
     return status;
   }
   if (processes.length === 0) {
