@@ -18,6 +18,7 @@ export const MODEL_DEPLOYMENT_SPEC_SHAPE = object({
   localQueue: str,
   priority: int32,
   model: str,
+  artifact: str,
   servedModelName: str,
   engine: object({
     engine: str,
