@@ -16,6 +16,8 @@ export type PodPlanErrorReason =
   | 'INVALID_INSTANCE'
   /** A worker of a multi-node replica waits for its leader's rendezvous address (reported Starting). */
   | 'GROUP_LEADER_PENDING'
+  /** A leader that launches every rank itself (TRT-LLM's mpirun) waits for its workers' addresses (reported Starting). */
+  | 'GROUP_PEERS_PENDING'
   /** An env_from_secret reference names a Secret or key that does not exist (yet). */
   | 'SECRET_NOT_FOUND'
   /** The workload has no template this runtime knows how to run. */
