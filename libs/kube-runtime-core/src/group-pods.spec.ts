@@ -194,6 +194,12 @@ describe('groupRestartsOf', () => {
     expect(groupRestartsOf([observed(0, 10), observed(1, 40, 30, { deleting: true })])).toEqual([]);
   });
 
+  it('keeps replicas of workloads of one name in two gpufleet namespaces apart (a shared workload namespace)', () => {
+    const other = observed(1, 40, 30);
+    other.metadata = { ...other.metadata, labels: { ...other.metadata!.labels, [KubeLabels.namespace]: 'team-b' } };
+    expect(groupRestartsOf([observed(0, 10), other])).toEqual([]);
+  });
+
   it('never touches a single-pod replica', () => {
     const single = podManifestOf(enginePod(), context());
     const crashed: V1Pod = { ...single, status: { containerStatuses: [{ name: 'engine', image: '', imageID: '', ready: true, restartCount: 1, state: { running: { startedAt: t(40) } }, lastState: { terminated: { exitCode: 1, finishedAt: t(30) } } }] } };

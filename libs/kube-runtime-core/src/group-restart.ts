@@ -58,8 +58,9 @@ export function groupRestartsOf(pods: readonly V1Pod[]): PlannedDelete[] {
   for (const pod of pods) {
     const labels = pod.metadata?.labels ?? {};
     if (labels[KubeLabels.managedBy] !== MANAGED_BY || !labels[KubeLabels.groupRole] || pod.metadata?.deletionTimestamp) continue;
-    // Members of one incarnation only: a replaced template is a new group.
-    const key = [pod.metadata?.namespace, labels[KubeLabels.workload], labels[KubeLabels.podSet], labels[KubeLabels.replica]].join('/');
+    // One replica: its workload (a new name for every incarnation), pod set and replica.
+    // The gpufleet namespace too: in a shared workload namespace two of them may hold workloads of one name.
+    const key = [pod.metadata?.namespace, labels[KubeLabels.namespace], labels[KubeLabels.workload], labels[KubeLabels.podSet], labels[KubeLabels.replica]].join('/');
     groups.set(key, [...(groups.get(key) ?? []), pod]);
   }
   const out: PlannedDelete[] = [];
