@@ -182,7 +182,8 @@ program
 program
   .command('deploy')
   .description('serve a model: create a ModelDeployment with one "server" role')
-  .argument('<model>', 'model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct')
+  .argument('[model]', 'model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct (may be left out with --artifact)')
+  .option('--artifact <name>', 'a ModelArtifact of the namespace: each node waits for its cached copy and the engine loads it (see `gpufleet get artifacts`)')
   .option('--name <name>', "deployment name (default: from the model's last path segment, DNS-1123, at most 40 characters)")
   .option(...NAMESPACE_FLAG)
   .option('--queue <localqueue>', 'LocalQueue the replicas enter (default: default)')
@@ -207,8 +208,8 @@ program
   .option('--wait', 'wait until the deployment is Ready, printing progress')
   .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 600)
   .option(...SCHEDULER_FLAG)
-  .action(async (model: string, o) => {
-    await runDeploy(schedulerOf(o), model, o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
+  .action(async (model: string | undefined, o) => {
+    await runDeploy(schedulerOf(o), model ?? '', o, { wait: Boolean(o.wait), timeoutS: o.timeout }, out);
   });
 
 program

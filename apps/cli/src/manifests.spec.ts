@@ -49,6 +49,7 @@ describe('parseManifests: ModelDeployment', () => {
       localQueue: 'default',
       priority: 0,
       model: 'meta-llama/Llama-3.1-8B-Instruct',
+      artifact: '',
       servedModelName: 'llama-3.1-8b',
       engine: {
         engine: 'vllm',
@@ -77,6 +78,15 @@ describe('parseManifests: ModelDeployment', () => {
       ],
       labels: { team: 'a' },
     });
+  });
+
+  it('takes an artifact in place of the model, and still refuses a document with neither', () => {
+    const roles = 'roles: [{ resources: { accelerator: { whole: 1 }, vcpu: 8, memoryMib: 65536 } }]\n';
+    const [m] = parseManifests(`kind: ModelDeployment\nname: q\nartifact: qwen-0-5b\n${roles}`, 'q.yaml');
+    if (m.kind !== 'ModelDeployment') throw new Error(m.kind);
+    expect(m.spec).toMatchObject({ artifact: 'qwen-0-5b', model: '' });
+    expect(() => parseManifests(`kind: ModelDeployment\nname: q\n${roles}`, 'q.yaml')).toThrow(/\.model: expected a model path or reference/);
+    expect(() => parseManifests(`kind: ModelDeployment\nname: q\nartifact: 3\n${roles}`, 'q.yaml')).toThrow(/\.artifact: expected a string, got 3/);
   });
 
   it('takes the engine as a bare name and a role without a role name as "server"', () => {

@@ -32,7 +32,7 @@ const KEYS: Record<string, string[]> = {
     'fairSharingWeight', 'withinClusterQueue', 'reclaimWithinCohort', 'packing',
   ],
   LocalQueue: ['kind', 'namespace', 'name', 'clusterQueue'],
-  ModelDeployment: ['kind', 'namespace', 'name', 'localQueue', 'priority', 'model', 'servedModelName', 'engine', 'roles', 'labels'],
+  ModelDeployment: ['kind', 'namespace', 'name', 'localQueue', 'priority', 'model', 'artifact', 'servedModelName', 'engine', 'roles', 'labels'],
   engine: ['engine', 'version', 'mode', 'customCommand', 'extraArgs', 'env', 'envFromSecret', 'speculative', 'kvOffload'],
   secretKeyRef: ['name', 'key'],
   speculative: ['method', 'draftModel', 'numSpeculativeTokens'],
@@ -133,7 +133,12 @@ function parseClusterQueue(doc: Record<string, unknown>, at: string): ClusterQue
  */
 function parseModelDeployment(doc: Record<string, unknown>, at: string): ModelDeploymentSpec {
   checkKeys(doc, KEYS.ModelDeployment, at);
-  if (typeof doc.model !== 'string' || doc.model.trim() === '') throw new ManifestError(`${at}.model: expected a model path or reference, e.g. /models/llama-3.1-8b`);
+  checkString(doc.artifact, `${at}.artifact`);
+  const hasArtifact = typeof doc.artifact === 'string' && doc.artifact !== '';
+  // With an artifact the engine loads the node cache's copy: the model may be left out.
+  if (!(hasArtifact && doc.model === undefined) && (typeof doc.model !== 'string' || doc.model.trim() === '')) {
+    throw new ManifestError(`${at}.model: expected a model path or reference, e.g. /models/llama-3.1-8b (or leave it out and name an artifact)`);
+  }
   const engine = typeof doc.engine === 'string' ? { engine: doc.engine } : doc.engine;
   if (engine !== undefined) {
     const e = checkKeys(engine, KEYS.engine, `${at}.engine`);

@@ -6,20 +6,26 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import { connect, type NatsConnection } from 'nats';
 import {
   ArtifactPhase,
   ArtifactSourceKind,
+  Buckets,
+  Workload,
+  WorkloadPhase,
   ModelDeliveryServiceClient,
   type CreateArtifactRequest,
   type ModelArtifact,
   type ModelArtifactSpec,
 } from '@gpufleet/contracts';
 import { loadConfig } from '@gpufleet/config';
+import { KvStore } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { startService, type RunningService } from '@gpufleet/service-kit';
 import { freePort, grpcError, startHubSimulator, startNats, waitFor, type HubSimulator, type RunningServer } from '@gpufleet/testing';
 import { AppModule } from './app.module';
 import { deliveryConfigSchema } from './config';
+import { NodeCachesService } from './node/node-caches.service';
 
 const ADMIN = 'admin-token-of-the-delivery-spec';
 const WEIGHTS = 3 * 1024 * 1024 + 7;
@@ -29,6 +35,7 @@ let hub: HubSimulator;
 let service: RunningService;
 let client: ModelDeliveryServiceClient;
 let cacheDir: string;
+let connection: NatsConnection;
 
 const admin = () => {
   const md = new Metadata();
@@ -110,10 +117,12 @@ beforeAll(async () => {
   });
   service = await startService({ service: 'model-delivery', config, module: AppModule.forRoot(config) });
   client = new ModelDeliveryServiceClient(`127.0.0.1:${service.grpcPort}`, credentials.createInsecure());
+  connection = await connect({ servers: nats.url });
 }, 30_000);
 
 afterAll(async () => {
   client?.close();
+  await connection?.close();
   await service?.close();
   await Promise.all([hub?.close(), nats?.stop()]);
   rmSync(cacheDir, { recursive: true, force: true });
@@ -174,6 +183,26 @@ describe('ModelDeliveryService', () => {
     expect(degraded.status!.nodes.find((n) => n.node === 'n1')?.state).toBe('Ready');
     hub.faults.clear();
     await until('llm', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_READY, 'is Ready again');
+  });
+
+  it('fetches an artifact for a pod placed on the node, without prefetch, and leases its tree until the pod is gone', async () => {
+    const caches = service.app.get(NodeCachesService);
+    const workloads = await KvStore.open(connection.jetstream(), Buckets.workloads(`md${process.pid}`), Workload);
+    await callUnary(client, client.createArtifact, spec('for-pods', { ignorePatterns: ['original/*'] }), { metadata: admin() });
+    const resolved = await until('for-pods', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_READY, 'is resolved');
+    expect(resolved.status!.nodes).toEqual([]);
+    const pod = Workload.fromPartial({
+      spec: { name: 'chat', namespace: 'team-a', template: { engine: { deployment: 'chat', artifact: 'for-pods' } } },
+      status: { phase: WorkloadPhase.WORKLOAD_PHASE_ADMITTED, placements: [{ node: 'n2', podSet: 'server' }] },
+    });
+    await workloads.put('team-a.chat', pod);
+    const ready = await until('for-pods', (a) => a.status?.nodes.find((n) => n.node === 'n2')?.state === 'Ready', 'is Ready on n2');
+    expect(ready.status!.nodes.map((n) => n.node)).toEqual(['n2']);
+    await waitFor('the lease on the tree', async () => caches.leasesOf('n2').get('team-a.for-pods') === ready.status!.manifestDigest || undefined, { timeoutMs: 10_000 });
+    expect(caches.cacheOf('n2')!.trees().find((t) => t.digest === ready.status!.manifestDigest)?.inUse).toBe(1);
+    await workloads.put('team-a.chat', { ...pod, status: { ...pod.status!, phase: WorkloadPhase.WORKLOAD_PHASE_FINISHED } });
+    await waitFor('the lease released', async () => !caches.leasesOf('n2').has('team-a.for-pods') || undefined, { timeoutMs: 10_000 });
+    expect(caches.cacheOf('n2')!.trees().find((t) => t.digest === ready.status!.manifestDigest)?.inUse).toBe(0);
   });
 
   it('refuses a second artifact of the same name: the spec never changes', async () => {

@@ -57,6 +57,7 @@ function engineWorkload(name: string): Workload {
       servedModelName: name,
       engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
+      artifact: '',
     },
   };
   w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED;

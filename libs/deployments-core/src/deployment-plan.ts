@@ -12,7 +12,7 @@ import {
   type ReplicaStatus,
   type Workload,
 } from '@gpufleet/contracts';
-import { condition } from './conditions';
+import { condition, weightsReadyCondition } from './conditions';
 import { deploymentTemplateHash, templateHash } from './template-hash';
 import { endpointOf, logsUrlOf, ownedState, replicaState, type NodeView, type OwnedState, type RecoveryPolicy } from './replica-state';
 
@@ -196,6 +196,8 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
       firstProblem ? `${firstProblem.role} ${firstProblem.ordinal}: ${firstProblem.state}${firstProblem.message ? ` (${firstProblem.message})` : ''}` : '',
       now,
     ),
+    // Only for deployments that name an artifact: the others' conditions stay as they were.
+    ...(spec.artifact ? [weightsReadyCondition(previous?.conditions, spec.artifact, serving, now)] : []),
   ];
   return {
     phase,

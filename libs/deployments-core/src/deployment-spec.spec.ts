@@ -86,6 +86,12 @@ describe('validateDeploymentSpec', () => {
       for (const [engine, mode] of [['vllm', ''], ['vllm', 'ray'], ['vllm', 'data-parallel'], ['sglang', ''], ['trtllm', '']]) expect(messages(gang(engine, mode))).toEqual([]);
     });
 
+    it('refuses a size past the limit without laying out its pods (4 294 967 295 addresses ran the scheduler out of memory)', () => {
+      const huge = gang('vllm');
+      huge.roles[0].size = 4_294_967_295;
+      expect(fields(huge)).toEqual(['roles[0].size']);
+    });
+
     it('refuses an engine without a multi-node form, naming the size', () => {
       expect(messages(gang('llama-cpp'))).toEqual([
         'roles[0].size: expected llama-cpp has no multi-node preset; use one pod per replica (size 1) or one of vllm, sglang, trtllm, got role server',

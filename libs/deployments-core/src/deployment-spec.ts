@@ -29,6 +29,8 @@ export interface DeploymentValidationContext {
   resolveLocalQueue(namespace: string, localQueue: string, pool?: string): QueueResolution;
   /** undefined: no such InstanceType. */
   resolveInstanceType(name: string): InstanceTypeResolution | undefined;
+  /** Whether a ModelArtifact `namespace/name` exists; left out: artifact names are only checked for form. */
+  resolveArtifact?(namespace: string, name: string): boolean;
 }
 
 /** Fills what a user may leave out: queue, engine, mode, served name, role name and size. */
@@ -38,7 +40,8 @@ export function normalizeDeploymentSpec(spec: ModelDeploymentSpec): ModelDeploym
   return {
     ...spec,
     localQueue: spec.localQueue || DEFAULT_LOCAL_QUEUE,
-    servedModelName: spec.servedModelName || defaultServedName(spec.model),
+    artifact: spec.artifact ?? '',
+    servedModelName: spec.servedModelName || defaultServedName(spec.model || (spec.artifact ?? '')),
     engine: { ...engine, engine: engine.engine || 'vllm', mode: engine.mode || 'throughput', extraArgs: engine.extraArgs ?? [], env: engine.env ?? {}, envFromSecret: engine.envFromSecret ?? {} },
     roles: spec.roles.map((r) => ({ ...r, role: r.role || (single ? 'server' : ''), size: r.size || 1, extraArgs: r.extraArgs ?? [], env: r.env ?? {}, envFromSecret: r.envFromSecret ?? {} })),
     labels: spec.labels ?? {},
@@ -89,8 +92,17 @@ export function validateDeploymentSpec(raw: ModelDeploymentSpec, ctx: Deployment
     if (resolved.ok) queuePool = resolved.pool;
     else add(problem('localQueue', resolved.expected, shown(spec.localQueue)));
   }
-  if (!spec.model.trim() || /\s/.test(spec.model) || spec.model.length > 1024) {
-    add(problem('model', 'a model path or artifact reference without spaces (at most 1024 characters)', spec.model === '' ? 'an empty string' : shown(spec.model)));
+  if (spec.artifact) {
+    // The name of a ModelArtifact of the same namespace (the node runtime reads its copy).
+    add(checkDns1123Label('artifact', spec.artifact));
+    if (ctx.resolveArtifact && !checkDns1123Label('artifact', spec.artifact) && !checkDns1123Label('namespace', spec.namespace) && !ctx.resolveArtifact(spec.namespace, spec.artifact)) {
+      add(problem('artifact', `a ModelArtifact of namespace "${spec.namespace}" (see \`gpufleet get artifacts -n ${spec.namespace}\`)`, shown(spec.artifact)));
+    }
+  }
+  // With an artifact the engine is given the cache's path, so the model may be left empty.
+  const modelOptional = spec.artifact !== '' && spec.model === '';
+  if (!modelOptional && (!spec.model.trim() || /\s/.test(spec.model) || spec.model.length > 1024)) {
+    add(problem('model', 'a model path or artifact reference without spaces (at most 1024 characters), or an artifact', spec.model === '' ? 'an empty string' : shown(spec.model)));
   }
   if (!spec.servedModelName || /\s/.test(spec.servedModelName) || spec.servedModelName.length > 256) {
     add(problem('servedModelName', 'a name without spaces (at most 256 characters)', shown(spec.servedModelName)));
@@ -156,8 +168,11 @@ function validateRoles(
       return;
     }
     // A multi-node replica is checked as its leader and as a worker would run: placeholder
-    // addresses and ports stand in for what the runtimes resolve when the pods start.
+    // addresses and ports stand in for what the runtimes resolve when the pods start. The
+    // leader lists one address per pod, so a size out of range (already reported above) is not
+    // laid out: 4 294 967 295 addresses ran the scheduler out of memory.
     const size = role.size || 1;
+    if (!Number.isInteger(size) || size > MAX_REPLICA_SIZE) return;
     const ranks = size > 1 ? [0, 1] : [undefined];
     const seen = new Set<string>();
     for (const rank of ranks) {
@@ -168,7 +183,7 @@ function validateRoles(
       try {
         buildEngineCommand(
           engineSpecOf(
-            { role: role.role, model: spec.model, servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], ...layerEnv(spec.engine!, role) } },
+            { role: role.role, model: spec.model || '/var/lib/gpufleet/artifact', servedModelName: spec.servedModelName, engine: { ...spec.engine!, extraArgs: [...spec.engine!.extraArgs, ...role.extraArgs], ...layerEnv(spec.engine!, role) } },
             { acceleratorIds: Array.from({ length: n }, (_, k) => String(k)), port: 8000, ...(memoryMib ? { acceleratorMemoryMib: memoryMib } : {}), ...(group ? { group } : {}) },
           ),
         );

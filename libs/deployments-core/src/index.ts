@@ -10,3 +10,4 @@ export * from './instance';
 export * from './ownership';
 export * from './limits';
 export * from './secrets';
+export * from './weight-locality';

@@ -41,6 +41,7 @@ export function replicaWorkloadSpec(
         // to Secrets stay references: the node runtime resolves them when it starts the pod.
         engine: { ...engine, extraArgs: [...engine.extraArgs, ...(role.extraArgs ?? [])], ...layerEnv({ env: engine.env, envFromSecret: engine.envFromSecret ?? {} }, role) },
         templateHash: templateHash(spec, role),
+        artifact: spec.artifact ?? '',
       },
       instance: undefined,
     },

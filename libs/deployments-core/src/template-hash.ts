@@ -21,8 +21,10 @@ function canonical(value: unknown): string {
 export function templateHash(spec: ModelDeploymentSpec, role: DeploymentRole): string {
   // References to Secrets count (a new reference restarts replicas); empty maps are left out so
   // that deployments written before env_from_secret existed keep their hashes.
+  // The artifact is left out when unset, so deployments written before it existed keep their hashes.
   const template = {
     model: spec.model,
+    artifact: spec.artifact || undefined,
     servedModelName: spec.servedModelName,
     engine: spec.engine && { ...spec.engine, envFromSecret: nonEmpty(spec.engine.envFromSecret) },
     role: {

@@ -53,11 +53,14 @@ describe('natsPermissions', () => {
     expect(permits(runtime.publish, '$KV.gpufleet-dev-pods.h100-1.team.job.main.0.0')).toBe(false);
     expect(permits(runtime.publish, '$KV.gpufleet-dev-nodes.h100-0')).toBe(false);
     expect(permits(runtime.publish, '$KV.gpufleet-dev-workloads.team.job')).toBe(false);
-    for (const bucket of ['nodes', 'ledger', 'workloads', 'pods']) {
+    for (const bucket of ['nodes', 'ledger', 'workloads', 'pods', 'artifacts', 'artifact-nodes']) {
       expect(permits(runtime.publish, `$JS.API.CONSUMER.CREATE.KV_gpufleet-dev-${bucket}.abc.$KV.gpufleet-dev-${bucket}.>`)).toBe(true);
       expect(permits(runtime.publish, `$JS.API.DIRECT.GET.KV_gpufleet-dev-${bucket}`)).toBe(true);
     }
     expect(permits(runtime.publish, '$JS.API.DIRECT.GET.KV_gpufleet-dev-api-keys')).toBe(false);
+    // It reads the copies its pods wait for, and never writes one: only delivery vouches for a tree.
+    expect(permits(runtime.publish, '$KV.gpufleet-dev-artifact-nodes.h100-0.team.llama')).toBe(false);
+    expect(permits(runtime.publish, '$JS.API.DIRECT.GET.KV_gpufleet-dev-artifact-manifests')).toBe(false);
   });
 
   it('lets only the router write api-keys (and create its bucket), and the router write usage', () => {

@@ -149,6 +149,8 @@ export function natsPermissions(spec: NatsIdentitySpec, cluster: string, publicK
         // Its own nodes' runtime reports (sandboxed or not): keyed by node name.
         ...readBucketSubjects(Buckets.runtimes(cluster)),
         ...nodeKeys(spec.nodes, '').map((k) => writeKeySubject(Buckets.runtimes(cluster), k)),
+        // Model weights: an engine pod naming an artifact starts once its node's copy is Ready.
+        ...[Buckets.artifacts(cluster), Buckets.artifactNodes(cluster)].flatMap(readBucketSubjects),
       ]);
     }
     case 'delivery': {

@@ -18,6 +18,10 @@ export type PodPlanErrorReason =
   | 'GROUP_LEADER_PENDING'
   /** A leader that launches every rank itself (TRT-LLM's mpirun) waits for its workers' addresses (reported Starting). */
   | 'GROUP_PEERS_PENDING'
+  /** The engine's artifact has no Ready copy on this node yet (reported Starting, with the download's progress). */
+  | 'WEIGHTS_PENDING'
+  /** The node's cache could not fetch the engine's artifact: the copy is Failed, with its reason. */
+  | 'WEIGHTS_FAILED'
   /** An env_from_secret reference names a Secret or key that does not exist (yet). */
   | 'SECRET_NOT_FOUND'
   /** The workload has no template this runtime knows how to run. */

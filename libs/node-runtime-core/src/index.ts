@@ -9,3 +9,4 @@ export * from './pod-status';
 export * from './secret-env';
 export * from './pod-sandbox';
 export * from './pod-group';
+export * from './weights';

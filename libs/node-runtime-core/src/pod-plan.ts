@@ -9,7 +9,7 @@ import {
   type EngineSimEntry,
   type EngineSpec,
 } from '@gpufleet/engine-presets';
-import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSandbox, type ProcessSpec, type ResourceLimits } from '@gpufleet/process-spec';
+import { DEVICE_VISIBILITY_VARS, specHash, type BackoffPolicy, type ProcessSandbox, type ProcessSpec, type ResourceLimits, type SandboxBind } from '@gpufleet/process-spec';
 import type { DesiredPod } from './desired-pods';
 import type { EngineMode } from './engine-mode';
 import { PodPlanError, type PodPlanErrorReason } from './errors';
@@ -18,6 +18,7 @@ import { podIdentity, podLimits, podSandbox, type PodIdentity, type PodSandboxCo
 import { resolvePodDevices, type PodDevices } from './pod-devices';
 import { resolveSecretEnv, type SecretLookup } from './secret-env';
 import type { GroupResolution } from './pod-group';
+import { resolvePodWeights, type WeightsLookup } from './weights';
 import type { EngineGroup } from '@gpufleet/engine-presets';
 
 /** How this runtime runs pods; the same for every pod of the node. */
@@ -40,6 +41,8 @@ export interface PlanContext {
   readonly secrets?: SecretLookup;
   /** Sandbox every pod (bwrap, a uid of its own); absent: pods run as the runtime's user, unconfined. */
   readonly sandbox?: PodSandboxContext;
+  /** This node's copies of ModelArtifacts; without it an engine naming an artifact waits (WEIGHTS_PENDING). */
+  readonly weights?: WeightsLookup;
 }
 
 interface PodPlanBase {
@@ -128,7 +131,10 @@ export function planPod(pod: DesiredPod, port: number, ctx: PlanContext, group: 
   }
 }
 
-function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: number, ctx: PlanContext, group: EngineGroup | undefined): EnginePodPlan {
+function planEngine(pod: DesiredPod, named: EngineRun, devices: PodDevices, port: number, ctx: PlanContext, group: EngineGroup | undefined): EnginePodPlan {
+  // An artifact's weights are the node cache's verified copy: the engine loads it from there.
+  const weights = named.artifact ? resolvePodWeights(pod.ref.namespace, named.artifact, ctx.weights) : undefined;
+  const run = weights ? { ...named, model: weights.modelPath, servedModelName: named.servedModelName || named.artifact } : named;
   const spec = { ...engineSpec(run, devices, port, ctx.engineListenAddress), ...(group ? { group } : {}) };
   // A worker serves no API: it is Ready while alive (its leader serves only once the whole group is up).
   const worker = group !== undefined && group.rank > 0;
@@ -137,7 +143,7 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
   // Values of Secrets join the environment here and live only in the process's spec: never in
   // the plan's status fields, the pod record or a log line.
   const fromSecrets = resolveSecretEnv(pod.ref.namespace, run.engine?.envFromSecret ?? {}, ctx.secrets);
-  const env: Record<string, string> = { ...withoutVisibility(command.env), ...withoutVisibility(fromSecrets) };
+  const env: Record<string, string> = { ...withoutVisibility(command.env), ...withoutVisibility(fromSecrets), ...(weights?.env ?? {}) };
   Object.assign(env, devices.env, { GPUFLEET_POD: pod.id });
   if (run.templateHash) env.GPUFLEET_TEMPLATE_HASH = run.templateHash;
   // engine-sim names itself after the host by default; several on one node need names of their own.
@@ -158,7 +164,7 @@ function planEngine(pod: DesiredPod, run: EngineRun, devices: PodDevices, port: 
     restart: 'always',
     stopGraceMs: ctx.stopGraceMs,
     ...(ctx.backoff ? { backoff: ctx.backoff } : {}),
-    ...(ctx.sandbox && identity ? { sandbox: podSandbox(ctx.sandbox, identity, devices, podDir(ctx.stateDir, pod.ref), [work]) } : {}),
+    ...(ctx.sandbox && identity ? { sandbox: withReadOnly(podSandbox(ctx.sandbox, identity, devices, podDir(ctx.stateDir, pod.ref), [work]), weights?.binds ?? []) } : {}),
     ...limitsOf(pod, ctx),
   };
   return {
@@ -250,6 +256,10 @@ function planInstance(pod: DesiredPod, run: InstanceRun, devices: PodDevices, po
     // directory, with the same host key.
     launch: digest({ port, sshd, command: command ? specHash(command) : null }),
   };
+}
+
+function withReadOnly(sandbox: ProcessSandbox, binds: readonly SandboxBind[]): ProcessSandbox {
+  return binds.length === 0 ? sandbox : { ...sandbox, readOnly: [...(sandbox.readOnly ?? []), ...binds] };
 }
 
 function limitsOf(pod: DesiredPod, ctx: PlanContext): { limits?: ResourceLimits } {

@@ -12,6 +12,12 @@ export interface PlacementRequest {
   pool: string;
   podSets: PodSet[];
   packing: Packing;
+  /**
+   * Nodes a single-pod replica tries first, in order (weight locality: the nodes whose cache holds
+   * the workload's model weights). A preference, never a constraint: when none of them fits, the
+   * replica is placed as without it.
+   */
+  preferredNodes?: readonly string[];
 }
 
 export type PlacementFailureReason =

@@ -60,7 +60,7 @@ export async function runDeploy(scheduler: string, model: string, flags: DeployF
     const created = deployment?.spec ?? spec;
     const role = created.roles[0];
     out(
-      `deployment/${created.namespace}/${created.name} created: ${created.engine?.engine ?? 'vllm'} serving ${created.model}, ` +
+      `deployment/${created.namespace}/${created.name} created: ${created.engine?.engine ?? 'vllm'} serving ${created.artifact ? `artifact ${created.artifact}` : created.model}, ` +
         `${role?.replicas ?? 0} replica(s) x ${role?.size || 1} pod(s) of ${role ? rolePod(role) : '-'}, queue ${created.localQueue || 'default'}` +
         phaseSuffix(deploymentPhaseName(deployment?.status?.phase)),
     );

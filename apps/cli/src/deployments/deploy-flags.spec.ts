@@ -23,6 +23,13 @@ describe('deploymentNameFromModel', () => {
 });
 
 describe('deploymentSpecFromFlags', () => {
+  it('deploys an artifact without a MODEL, named after it', () => {
+    const spec = deploymentSpecFromFlags('', { artifact: 'qwen-0-5b' });
+    expect(spec).toMatchObject({ name: 'qwen-0-5b', artifact: 'qwen-0-5b', model: '' });
+    expect(() => deploymentSpecFromFlags('', {})).toThrow(/^MODEL: expected .* or --artifact NAME$/);
+    expect(() => deploymentSpecFromFlags('', { artifact: 'Qwen_0.5B' })).toThrow(/--artifact/);
+  });
+
   it('defaults to one server replica of vLLM on one whole accelerator with 8 vCPU and 64 GiB', () => {
     const spec = deploymentSpecFromFlags('meta-llama/Llama-3.1-8B-Instruct', {});
     expect(spec).toEqual({
@@ -31,6 +38,7 @@ describe('deploymentSpecFromFlags', () => {
       localQueue: 'default',
       priority: 0,
       model: 'meta-llama/Llama-3.1-8B-Instruct',
+      artifact: '',
       servedModelName: '',
       engine: { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       roles: [

@@ -9,6 +9,8 @@ export const DEPLOYMENT_NAME_MAX = 40;
 /** The flags of `gpufleet deploy MODEL`, as commander hands them over. */
 export interface DeployFlags {
   name?: string;
+  /** A ModelArtifact of the namespace whose cached copy the engine loads. */
+  artifact?: string;
   namespace?: string;
   queue?: string;
   engine?: string;
@@ -101,8 +103,9 @@ function engineFromFlags(f: DeployFlags): EngineConfig {
 
 /** `gpufleet deploy MODEL [flags]` as the CreateDeployment spec: one "server" role. */
 export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDeploymentSpec {
-  if (!model.trim()) throw new Error('MODEL: expected a model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct');
-  const name = f.name !== undefined ? checkDnsLabel(f.name, DEPLOYMENT_NAME_MAX, '--name') : deploymentNameFromModel(model);
+  const artifact = f.artifact === undefined ? '' : checkDnsLabel(f.artifact, 63, '--artifact');
+  if (!model.trim() && !artifact) throw new Error('MODEL: expected a model path or reference, e.g. /models/llama-3.1-8b or meta-llama/Llama-3.1-8B-Instruct, or --artifact NAME');
+  const name = f.name !== undefined ? checkDnsLabel(f.name, DEPLOYMENT_NAME_MAX, '--name') : deploymentNameFromModel(model.trim() || artifact);
   const namespace = checkDnsLabel(f.namespace ?? 'default', 63, '--namespace');
   const localQueue = checkDnsLabel(f.queue ?? 'default', 63, '--queue');
   const shape = podShapeFromFlags({ instanceType: f.instanceType, accelerators: f.accelerators, vcpu: f.vcpu, memory: f.memory });
@@ -113,6 +116,7 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
     localQueue,
     priority: 0,
     model: model.trim(),
+    artifact,
     servedModelName: f.servedModelName ?? '',
     engine: engineFromFlags(f),
     roles: [

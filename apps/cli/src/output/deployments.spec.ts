@@ -65,6 +65,16 @@ describe('deployment output', () => {
     expect(text).toMatch(/ {2}server\s+0\s+Ready\s+h100-0\s+http:\/\/127.0.0.1:41001\s+0\s+0\n {2}server\s+1\s+Pending\s+-\s+-\s+-\s+0\s+Quota: ExceedsQuota$/);
   });
 
+  it('names the artifact and shows WeightsReady while a node downloads', () => {
+    const d = deployment();
+    d.spec!.artifact = 'llama-weights';
+    d.status!.conditions.push({ type: 'WeightsReady', status: false, reason: 'Downloading', message: 'server 1 on h100-0: waiting for weights: Downloading 45%', lastTransition: new Date(NOW - 10_000) });
+    const text = describeDeployment(d, NOW);
+    expect(text).toContain("Artifact:      llama-weights   (each node's verified copy; gpufleet describe artifact llama-weights -n team-a)");
+    expect(text).toMatch(/ {2}WeightsReady\s+False\s+Downloading\s+10s\s+server 1 on h100-0: waiting for weights: Downloading 45%/);
+    expect(describeDeployment(deployment(), NOW)).not.toContain('Artifact:');
+  });
+
   it('sums up progress with the replicas that are not Ready', () => {
     expect(deploymentProgress(deployment())).toBe('Starting, 1/2 ready; server/1 Pending: Quota: ExceedsQuota');
   });

@@ -86,6 +86,8 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
     `Model:         ${spec?.model ?? ''}${spec?.servedModelName ? `   (served as "${spec.servedModelName}")` : ''}`,
     `Engine:        ${engineName(e)}${tuning.length ? `, ${tuning.join(', ')}` : ''}`,
   ];
+  // The weights come from each node's cache (see the WeightsReady condition below).
+  if (spec?.artifact) lines.splice(3, 0, `Artifact:      ${spec.artifact}   (each node's verified copy; gpufleet describe artifact ${spec.artifact}${spec.namespace && spec.namespace !== 'default' ? ` -n ${spec.namespace}` : ''})`);
   if (e?.customCommand) lines.push(`Command:       ${e.customCommand}`);
   if (e?.extraArgs.length) lines.push(`Engine args:   ${e.extraArgs.join(' ')}`);
   if (e && Object.keys(e.env).length + Object.keys(e.envFromSecret ?? {}).length) lines.push(`Engine env:    ${envLine(e.env, e.envFromSecret)}`);

@@ -1,4 +1,4 @@
-import { ArtifactPhase, type ArtifactManifest, type ModelArtifact } from '@gpufleet/contracts';
+import { ArtifactPhase, WorkloadPhase, type ArtifactManifest, type ModelArtifact, type Workload } from '@gpufleet/contracts';
 import type { CacheManifest } from '@gpufleet/model-cache';
 
 /** An artifact a node's cache should hold now, with the manifest it resolved to. */
@@ -7,22 +7,42 @@ export interface WantedCopy {
   readonly artifact: string;
   readonly record: ModelArtifact;
   readonly manifestDigest: string;
+  /** A workload placed on the node runs it: its tree is leased (never evicted) while this holds. */
+  readonly inUse: boolean;
 }
 
 /**
- * What `node` should hold: artifacts that name it (or "*") in `prefetch` and have a manifest.
- * A Degraded artifact keeps its manifest, so its copies are still fetched and kept: a hub
- * outage never takes weights away from a node.
+ * The artifacts ("<namespace>.<name>") that pods placed on `node` load: admitted workloads with
+ * a placement on the node whose template's EngineRun names an artifact of the workload's
+ * namespace. A finished or pending workload has no pods, so it needs nothing.
  */
-export function wantedCopies(node: string, artifacts: Iterable<[string, ModelArtifact]>): WantedCopy[] {
+export function artifactsInUse(node: string, workloads: Iterable<Workload>): Set<string> {
+  const out = new Set<string>();
+  for (const w of workloads) {
+    const artifact = w.spec?.template?.engine?.artifact;
+    if (!artifact || w.status?.phase !== WorkloadPhase.WORKLOAD_PHASE_ADMITTED) continue;
+    if (!w.status.placements.some((p) => p.node === node)) continue;
+    out.add(`${w.spec!.namespace}.${artifact}`);
+  }
+  return out;
+}
+
+/**
+ * What `node` should hold: artifacts with a manifest that name it (or "*") in `prefetch`, or that
+ * a pod placed on it loads (`inUse`, from artifactsInUse). A Degraded artifact keeps its
+ * manifest, so its copies are still fetched and kept: a hub outage never takes weights away from
+ * a node.
+ */
+export function wantedCopies(node: string, artifacts: Iterable<[string, ModelArtifact]>, inUse: ReadonlySet<string> = new Set()): WantedCopy[] {
   const out: WantedCopy[] = [];
   for (const [artifact, record] of artifacts) {
     const status = record.status;
     const spec = record.spec;
     if (!spec || !status?.manifestDigest) continue;
     if (status.phase !== ArtifactPhase.ARTIFACT_PHASE_READY && status.phase !== ArtifactPhase.ARTIFACT_PHASE_DEGRADED) continue;
-    if (!spec.prefetch.includes(node) && !spec.prefetch.includes('*')) continue;
-    out.push({ artifact, record, manifestDigest: status.manifestDigest });
+    const used = inUse.has(artifact);
+    if (!used && !spec.prefetch.includes(node) && !spec.prefetch.includes('*')) continue;
+    out.push({ artifact, record, manifestDigest: status.manifestDigest, inUse: used });
   }
   return out.sort((a, b) => a.artifact.localeCompare(b.artifact));
 }

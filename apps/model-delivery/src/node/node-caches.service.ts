@@ -1,12 +1,12 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
 import { join } from 'path';
-import { ArtifactManifest, ArtifactNodeStatus, ArtifactSourceKind, Buckets, ModelArtifact, Secret } from '@gpufleet/contracts';
+import { ArtifactManifest, ArtifactNodeStatus, ArtifactSourceKind, Buckets, ModelArtifact, Secret, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
-import { ModelCache, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer } from '@gpufleet/model-cache';
+import { ModelCache, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
-import { cacheManifestOf, hfCoordinates, wantedCopies, type WantedCopy } from './demand';
+import { artifactsInUse, cacheManifestOf, hfCoordinates, wantedCopies, type WantedCopy } from './demand';
 
 /** One node's cache and what it is doing. */
 interface NodeCache {
@@ -15,13 +15,16 @@ interface NodeCache {
   readonly peer?: PeerServer;
   /** artifact key → manifest digest being delivered now. */
   readonly deliveries: Map<string, string>;
+  /** artifact key → the lease that keeps its tree from eviction while a pod of the node loads it. */
+  readonly leases: Map<string, { readonly digest: string; readonly lease: TreeLease }>;
 }
 
 const COPY_KEY_PART = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * The node role: one ModelCache per node of NODE_NAMES, each filled with the artifacts that
- * name the node in `prefetch`, its progress written to the artifact-nodes bucket
+ * name the node in `prefetch` or that a workload placed on the node loads (its EngineRun's
+ * `artifact`; such a tree is leased, so never evicted, while the workload is there), its progress written to the artifact-nodes bucket
  * ("<node>.<namespace>.<name>", at most every 5 s or 5 %), and its verified blobs served to the
  * other nodes' caches when PEER_TOKEN is set. A copy is Ready only once every byte of its tree
  * matched the manifest; a failed or interrupted delivery is Failed with its reason, never left
@@ -34,6 +37,7 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
   private readonly opening = new Map<string, Promise<NodeCache>>();
   private artifacts?: KvMirror<ModelArtifact>;
   private copies?: KvMirror<ArtifactNodeStatus>;
+  private workloads?: KvMirror<Workload>;
   private manifests?: KvStore<ArtifactManifest>;
   private secrets?: KvStore<Secret>;
   private readonly loop: ReconcileLoop;
@@ -52,18 +56,21 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
     const cluster = this.config.GPUFLEET_CLUSTER;
-    const [artifacts, manifests, copies, secrets] = await Promise.all([
+    const [artifacts, manifests, copies, secrets, workloads] = await Promise.all([
       KvStore.open(js, Buckets.artifacts(cluster), ModelArtifact),
       KvStore.open(js, Buckets.artifactManifests(cluster), ArtifactManifest),
       KvStore.open(js, Buckets.artifactNodes(cluster), ArtifactNodeStatus),
       KvStore.open(js, Buckets.secrets(cluster), Secret),
+      KvStore.open(js, Buckets.workloads(cluster), Workload),
     ]);
     this.manifests = manifests;
     this.secrets = secrets;
     this.artifacts = new KvMirror(artifacts, { logger: this.logger });
     this.copies = new KvMirror(copies, { logger: this.logger });
-    await Promise.all([this.artifacts.start(), this.copies.start()]);
+    this.workloads = new KvMirror(workloads, { logger: this.logger });
+    await Promise.all([this.artifacts.start(), this.copies.start(), this.workloads.start()]);
     this.artifacts.listen(() => this.loop.kick());
+    this.workloads.listen(() => this.loop.kick());
     this.loop.start();
   }
 
@@ -72,7 +79,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     await this.loop.stop();
     this.artifacts?.stop();
     this.copies?.stop();
+    this.workloads?.stop();
     await Promise.all([...this.caches.values()].map(async (c) => {
+      await Promise.all([...c.leases.values()].map((l) => l.lease.release()));
       await c.peer?.close();
       await c.cache.close();
     }));
@@ -121,7 +130,7 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     const peer = this.config.PEER_TOKEN
       ? await servePeerBlobs({ cache, token: this.config.PEER_TOKEN, host: this.config.HOST, port: this.config.PEER_PORT === 0 ? 0 : this.config.PEER_PORT + index })
       : undefined;
-    const opened: NodeCache = { node, cache, peer, deliveries: new Map() };
+    const opened: NodeCache = { node, cache, peer, deliveries: new Map(), leases: new Map() };
     this.caches.set(node, opened);
     return opened;
   }
@@ -150,9 +159,13 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
 
   private async pass(run: ReconcilePass): Promise<void> {
     const entries = [...(this.artifacts?.entries ?? [])].map(([key, e]): [string, ModelArtifact] => [key, e.value]);
-    const nodes = this.config.NODE_NAMES.map((node) => ({ node, wanted: wantedCopies(node, entries) })).filter((n) => n.wanted.length > 0);
+    const workloads = [...(this.workloads?.entries ?? [])].map(([, e]) => e.value);
+    const nodes = this.config.NODE_NAMES.map((node) => ({ node, wanted: wantedCopies(node, entries, artifactsInUse(node, workloads)) })).filter(
+      (n) => n.wanted.length > 0 || (this.caches.get(n.node)?.leases.size ?? 0) > 0,
+    );
     await run.each(nodes, (n) => n.node, async ({ node, wanted }) => {
       const c = await this.cacheFor(node);
+      await this.holdLeases(c, wanted);
       for (const want of wanted) {
         if (c.deliveries.get(want.artifact) === want.manifestDigest) continue;
         const current = this.copies?.get(this.copyKey(node, want.artifact))?.value;
@@ -162,9 +175,35 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
           .catch((err: Error) => this.logger.warn({ node, artifact: want.artifact, err }, `node ${node}: delivering ${want.artifact} failed: ${err.message}`))
           .finally(() => {
             if (c.deliveries.get(want.artifact) === want.manifestDigest) c.deliveries.delete(want.artifact);
+            // A pod may be waiting for this tree: the next pass leases it.
+            if (want.inUse && !this.stopping) this.loop.kick();
           });
       }
     });
+  }
+
+  /**
+   * One lease per artifact a pod of the node loads, on the tree of its current manifest once the
+   * cache holds it; released when no pod needs it any more (or its manifest changed), so the
+   * tree becomes evictable again.
+   */
+  private async holdLeases(c: NodeCache, wanted: readonly WantedCopy[]): Promise<void> {
+    const needed = new Map(wanted.filter((w) => w.inUse).map((w) => [w.artifact, w.manifestDigest]));
+    for (const [artifact, held] of [...c.leases]) {
+      if (needed.get(artifact) === held.digest) continue;
+      c.leases.delete(artifact);
+      await held.lease.release();
+    }
+    const ready = new Set(c.cache.trees().map((t) => t.digest));
+    for (const [artifact, digest] of needed) {
+      if (c.leases.has(artifact) || !ready.has(digest)) continue;
+      c.leases.set(artifact, { digest, lease: await c.cache.acquire(digest) });
+    }
+  }
+
+  /** For tests and operators: the trees of `node` held for its pods, by artifact key. */
+  leasesOf(node: string): Map<string, string> {
+    return new Map([...(this.caches.get(node)?.leases ?? [])].map(([artifact, l]) => [artifact, l.digest]));
   }
 
   private copyKey(node: string, artifact: string): string {

@@ -227,10 +227,12 @@ export class NodePods {
     const changes = diffPods(plans, this.knownPods());
     await Promise.all(changes.stop.map((key) => this.stopPod(key, true)));
     for (const plan of changes.fail) {
-      if (this.managed.has(plan.key) && plan.reason === 'SECRET_NOT_FOUND') {
+      if (this.managed.has(plan.key) && (plan.reason === 'SECRET_NOT_FOUND' || plan.reason === 'WEIGHTS_PENDING')) {
         // Its processes hold the values they started with (and restarts reuse them); only a new
-        // start needs the Secret, as on Kubernetes. Logged once, not on every pass.
-        if (!this.secretGone.has(plan.key)) this.logger.warn(`pod ${plan.pod.id} keeps running with the environment it started with: ${plan.message}`);
+        // start needs the Secret, as on Kubernetes. Likewise the weights: the node cache leases a
+        // tree while a pod of the node loads it, so the files it opened stay. Logged once, not on every pass.
+        const kept = plan.reason === 'WEIGHTS_PENDING' ? 'the weights' : 'the environment';
+        if (!this.secretGone.has(plan.key)) this.logger.warn(`pod ${plan.pod.id} keeps running with ${kept} it started with: ${plan.message}`);
         this.secretGone.add(plan.key);
         continue;
       }
@@ -501,6 +503,7 @@ export class NodePods {
       stopGraceMs: this.config.STOP_GRACE_S * 1000,
       backoff: this.backoff(),
       secrets: this.state.secrets,
+      weights: this.state.weights,
       healthIntervalMs: this.config.HEALTH_PROBE_INTERVAL_S * 1000,
       instanceListenAddress: instanceListenAddress(this.config),
       // Engines follow the same rule as sshd: loopback only when the node is advertised on loopback.

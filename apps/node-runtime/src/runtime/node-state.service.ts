@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, parsePodStoreKey, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
+import { ArtifactNodeStatus, Buckets, NodeInventory, NodeLedger, NodeRuntimeReport, parsePodStoreKey, PodRuntimeStatus, Secret, storeKey, workloadKey, Workload } from '@gpufleet/contracts';
 import { SECRETS_BUCKET_HISTORY } from '@gpufleet/deployments-core';
-import type { SecretLookup } from '@gpufleet/node-runtime-core';
+import type { SecretLookup, WeightsLookup } from '@gpufleet/node-runtime-core';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import { NODE_RUNTIME_CONFIG, NodeRuntimeConfig, nodeNamesOf } from '../config';
@@ -15,6 +15,8 @@ export interface NodeView {
   readonly workloads: { get(storeKey: string): Workload | undefined };
   /** Where the pods' env_from_secret references are resolved when they start. */
   readonly secrets: SecretLookup;
+  /** This node's copies of ModelArtifacts (artifact-nodes bucket, written by the node's model cache). */
+  readonly weights: WeightsLookup;
   /** The record of a multi-node replica's leader (pod 0), by its pods-bucket key: where its workers meet it. */
   leaderRecord(podKey: string): PodRuntimeStatus | undefined;
   /** The records of every pod of a multi-node workload, whichever node runs it. */
@@ -46,7 +48,14 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   pods!: KvStore<PodRuntimeStatus>;
   /** Where this runtime says, per node, whether it sandboxes pods (the scheduler reads it). */
   runtimes!: KvStore<NodeRuntimeReport>;
-  private mirrors!: { nodes: KvMirror<NodeInventory>; ledger: KvMirror<NodeLedger>; workloads: KvMirror<Workload>; secrets: KvMirror<Secret>; groups: KvMirror<PodRuntimeStatus> };
+  private mirrors!: {
+    nodes: KvMirror<NodeInventory>;
+    ledger: KvMirror<NodeLedger>;
+    workloads: KvMirror<Workload>;
+    secrets: KvMirror<Secret>;
+    groups: KvMirror<PodRuntimeStatus>;
+    copies: KvMirror<ArtifactNodeStatus>;
+  };
   /** Pods-bucket keys of the members of each multi-node workload ("<namespace>/<workload>"). */
   private readonly groupKeys = new Map<string, Set<string>>();
   private readonly listeners = new Set<NodeStateListener>();
@@ -73,8 +82,11 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
     const mirrors = () => this.mirrors;
     const workloads = { get: (storeKey: string): Workload | undefined => mirrors().workloads.get(storeKey)?.value };
     const secrets: SecretLookup = { get: (namespace, name) => mirrors().secrets.get(storeKey(workloadKey(namespace, name)))?.value.data };
+    // Keyed "<node>.<namespace>.<name>" (model delivery's copyKey).
+    const weights: WeightsLookup = { copyOf: (namespace, artifact) => mirrors().copies.get(`${node}.${namespace}.${artifact}`)?.value };
     return {
       node,
+      weights,
       get inventory() {
         return mirrors().nodes.get(node)?.value;
       },
@@ -92,13 +104,16 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const js = this.nc.jetstream();
     const cluster = this.cluster;
-    const [nodes, ledger, workloads, pods, secrets, runtimes] = await Promise.all([
+    const [nodes, ledger, workloads, pods, secrets, runtimes, copies] = await Promise.all([
       KvStore.open(js, Buckets.nodes(cluster), NodeInventory),
       KvStore.open(js, Buckets.ledger(cluster), NodeLedger),
       KvStore.open(js, Buckets.workloads(cluster), Workload),
       KvStore.open(js, Buckets.pods(cluster), PodRuntimeStatus),
       KvStore.open(js, Buckets.secrets(cluster), Secret, { history: SECRETS_BUCKET_HISTORY }),
       KvStore.open(js, Buckets.runtimes(cluster), NodeRuntimeReport),
+      // Created by model delivery's control role (or the scheduler); a cluster without model
+      // delivery never has a copy, and engines naming an artifact wait.
+      KvStore.open(js, Buckets.artifactNodes(cluster), ArtifactNodeStatus),
     ]);
     // The nodes and ledger buckets hold every node of the cluster; only this process's keys matter.
     const mine = new Set(this.nodes);
@@ -111,6 +126,8 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
       // Every pod's record: a worker reads its leader's rendezvous there, and the members of a
       // group see one another come and go (only group members' changes are acted on).
       groups: new KvMirror(pods, { logger: this.logger }),
+      // Only this process's nodes' copies: the bucket holds one per node and artifact.
+      copies: new KvMirror(copies, { logger: this.logger, filter: (key) => mine.has(key.slice(0, key.indexOf('.'))) }),
     };
     this.pods = pods;
     this.runtimes = runtimes;
@@ -118,13 +135,15 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts the mirrors; resolves once the current content of every bucket is mirrored. */
   async start(): Promise<void> {
-    const { nodes, ledger, workloads, secrets, groups } = this.mirrors;
+    const { nodes, ledger, workloads, secrets, groups, copies } = this.mirrors;
     const seen = new Map<string, string>();
     this.unsubscribe.push(
       nodes.listen((key) => this.changed(key)),
       ledger.listen((key) => this.changed(key)),
       workloads.listen(() => this.changed(undefined)),
       secrets.listen(() => this.changed(undefined)),
+      // A copy's progress or readiness changes what its node's waiting pods report or start.
+      copies.listen((key) => this.changed(key.slice(0, key.indexOf('.')))),
       // Only what a group's other members act on: where its leader is met, and whether a member
       // is up or gone; not every state change of every pod.
       groups.listen((key, change) => {
@@ -145,7 +164,7 @@ export class NodeState implements OnModuleInit, OnApplicationShutdown {
         this.changed(undefined);
       }),
     );
-    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), groups.start()]);
+    await Promise.all([nodes.start(), ledger.start(), workloads.start(), secrets.start(), groups.start(), copies.start()]);
     this.synced = true;
     const inventories = this.nodes.filter((n) => nodes.get(n) !== undefined).length;
     const first = this.view(this.nodes[0]);

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Events, EventDefinition, parseWorkloadKey, PodPlacement, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { ArtifactNodeStatus, Events, EventDefinition, parseWorkloadKey, PodPlacement, Workload, WorkloadEvent, WorkloadPhase } from '@gpufleet/contracts';
+import { nodesHoldingWeights } from '@gpufleet/deployments-core';
 import { EventBus, ReconcileLoop, RevisionConflictError, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import {
@@ -102,7 +103,9 @@ export class AdmissionService {
     for (const { value } of this.store.clusterQueues.entries.values()) this.tryQueue(() => queues.putClusterQueue(value, {}), `ClusterQueue ${value.name}`);
     for (const { value } of this.store.localQueues.entries.values()) this.tryQueue(() => queues.putLocalQueue(value), `LocalQueue ${value.namespace}/${value.name}`);
     const pools = model.listPools().map((p) => poolShapeFromCapacity(model, p.name)).filter((s) => s !== undefined);
-    const controller = new AdmissionController({ placer: engine, queues, pools });
+    // Weight locality: a replica tries first the nodes whose cache holds its artifact, Ready.
+    const copies = () => [...this.store.copies.entries].map(([key, e]): [string, ArtifactNodeStatus] => [key, e.value]);
+    const controller = new AdmissionController({ placer: engine, queues, pools, preferredNodes: (spec) => nodesHoldingWeights(spec, spec.template?.engine?.artifact ? copies() : []) });
     this.engine = engine;
     this.controller = controller;
     this.queues = queues;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { NatsConnection } from 'nats';
-import { Buckets, ClusterQueue, type JsonCodec, GPUInstance, LocalQueue, ModelDeployment, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
+import { ArtifactNodeStatus, Buckets, ClusterQueue, type JsonCodec, GPUInstance, LocalQueue, ModelArtifact, ModelDeployment, NodeLedger, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION } from '@gpufleet/messaging';
 import { LOGGER, type Logger } from '@gpufleet/observability';
 import type { ClusterQueueLookup } from '@gpufleet/scheduling-core';
@@ -23,6 +23,10 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
   instances!: KvMirror<GPUInstance>;
   /** Pods as the node runtimes report them, keyed as in the pods bucket. */
   pods!: KvMirror<PodRuntimeStatus>;
+  /** Each node's copies of ModelArtifacts ("<node>.<namespace>.<name>", written by model delivery): weight locality. */
+  copies!: KvMirror<ArtifactNodeStatus>;
+  /** ModelArtifacts ("<namespace>.<name>", written by model delivery): a deployment may name only one that exists. */
+  artifacts!: KvMirror<ModelArtifact>;
   private synced = false;
   private readonly logger: Logger;
 
@@ -57,6 +61,8 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
     this.deployments = await mirror(Buckets.deployments(c), ModelDeployment, keyOfStoreKey);
     this.instances = await mirror(Buckets.instances(c), GPUInstance, keyOfStoreKey);
     this.pods = await mirror(Buckets.pods(c), PodRuntimeStatus);
+    this.copies = await mirror(Buckets.artifactNodes(c), ArtifactNodeStatus);
+    this.artifacts = await mirror(Buckets.artifacts(c), ModelArtifact);
     // Capacity views reflect the ledger on every replica, leader or not.
     this.ledger.listen((node, change) => {
       this.capacity.applyLedger(node, change.kind === 'put' ? change.value : undefined);
@@ -71,7 +77,7 @@ export class SchedulingStore implements OnModuleInit, OnApplicationShutdown {
   }
 
   private mirrors(): Array<KvMirror<unknown>> {
-    return [this.workloads, this.ledger, this.clusterQueues, this.localQueues, this.deployments, this.instances, this.pods] as Array<KvMirror<unknown>>;
+    return [this.workloads, this.ledger, this.clusterQueues, this.localQueues, this.deployments, this.instances, this.pods, this.copies, this.artifacts] as Array<KvMirror<unknown>>;
   }
 
   onApplicationShutdown(): void {

@@ -51,6 +51,11 @@ export class WorkloadApiContext implements DeploymentValidationContext {
     return { pool: it.pool, resources, ...(it.unit.acceleratorMemoryMib ? { acceleratorMemoryMib: it.unit.acceleratorMemoryMib } : {}) };
   }
 
+  /** Keyed as model delivery writes the artifacts bucket: "<namespace>.<name>". */
+  resolveArtifact(namespace: string, name: string): boolean {
+    return this.store.artifacts.get(`${namespace}.${name}`) !== undefined;
+  }
+
   /** INVALID_ARGUMENT naming the first field, with every problem in the message. */
   refuse(problems: readonly ValidationProblem[]): never {
     throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'INVALID_ARGUMENT', describeProblems(problems), problems[0].field);

@@ -24,6 +24,7 @@ export const MODEL_DEPLOYMENT_SPEC_SHAPE = object({
     version: str,
     mode: str,
     customCommand: str,
+    multiNode: str,
     extraArgs: list(str),
     env: map(str),
     speculative: object({ method: str, draftModel: str, numSpeculativeTokens: uint32 }),

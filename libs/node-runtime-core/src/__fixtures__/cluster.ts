@@ -54,7 +54,7 @@ export function placement(extra: Partial<PodPlacement> = {}): PodPlacement {
   return { ...PodPlacement.fromJSON({}), podSet: 'server', replica: 0, pod: 0, node: NODE, ...extra };
 }
 
-export const engineTemplate = (extra: { engine?: string; templateHash?: string; env?: Record<string, string>; envFromSecret?: Record<string, SecretKeyRef> } = {}): PodTemplate => ({
+export const engineTemplate = (extra: { engine?: string; templateHash?: string; artifact?: string; env?: Record<string, string>; envFromSecret?: Record<string, SecretKeyRef> } = {}): PodTemplate => ({
   engine: {
     deployment: 'llama',
     role: 'server',
@@ -74,6 +74,7 @@ export const engineTemplate = (extra: { engine?: string; templateHash?: string; 
       envFromSecret: extra.envFromSecret ?? {},
     },
     templateHash: extra.templateHash ?? 'tpl-1',
+    artifact: extra.artifact ?? '',
   },
 });
 

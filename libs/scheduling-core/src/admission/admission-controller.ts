@@ -49,6 +49,11 @@ export interface AdmissionControllerOptions {
   /** Pool shapes known at start; keep them current with setPoolShape / removePoolShape. */
   readonly pools?: Iterable<PoolShape>;
   readonly clock?: () => Date;
+  /**
+   * Nodes to try first for the workload's replicas (weight locality: where its model weights are
+   * already cached). A preference only: it never decides whether a workload fits.
+   */
+  readonly preferredNodes?: (spec: WorkloadSpec) => readonly string[];
 }
 
 export interface CycleOptions {
@@ -76,6 +81,7 @@ type AttemptOutcome = { readonly admitted: true; readonly decisions: AdmissionDe
 
 export class AdmissionController {
   private readonly placer: Placer;
+  private readonly preferredNodes: AdmissionControllerOptions['preferredNodes'];
   private readonly queues: QueueManager;
   private readonly clock: () => Date;
   private readonly workloads = new Map<WorkloadKey, WorkloadRecord>();
@@ -95,6 +101,7 @@ export class AdmissionController {
 
   constructor(options: AdmissionControllerOptions) {
     this.placer = options.placer;
+    this.preferredNodes = options.preferredNodes;
     this.queues = options.queues;
     this.clock = options.clock ?? (() => new Date());
     for (const shape of options.pools ?? []) this.poolShapes.set(shape.name, shape);
@@ -385,7 +392,8 @@ export class AdmissionController {
     if (record.problems.length > 0) {
       return this.fail(record, 'Validation', 'InvalidWorkload', describeProblems(record.problems), now);
     }
-    const request: PlacementRequest = { key: record.key, pool: record.pool, podSets: record.spec.podSets, packing: cq.packing as Packing };
+    const preferredNodes = this.preferredNodes?.(record.spec) ?? [];
+    const request: PlacementRequest = { key: record.key, pool: record.pool, podSets: record.spec.podSets, packing: cq.packing as Packing, ...(preferredNodes.length > 0 ? { preferredNodes } : {}) };
 
     const quota = this.queues.checkQuota(cq.name, record.credits);
     if (!quota.fits) {

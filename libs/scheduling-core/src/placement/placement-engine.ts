@@ -25,7 +25,7 @@ import { largestFreeBlock, noPlaceForPod, notEnoughRoom, topologyUnsatisfiable }
 import { indexProblems } from './index-audit';
 import { NodeState } from './node-state';
 import { PodDemand, podDemandOf } from './pod-demand';
-import { PoolIndex } from './pool-index';
+import { Domain, PoolIndex } from './pool-index';
 import { placeInDomain, placeReplica, ReplicaRequest } from './replica-placement';
 import { TentativePlacement } from './tentative-placement';
 import { FencedNode, fencedClause, namespaceOfKey, NodeTenancy, otherTenants } from './tenancy';
@@ -197,9 +197,10 @@ export class PlacementEngine implements Placer {
     // Hardest first: replicas confined to one domain, then the most accelerators per replica.
     const plans = [...planned.plans].sort((a, b) => difficulty(b) - difficulty(a) || a.order - b.order);
     const tentative = new TentativePlacement(this.applyPod);
+    const preferredNodes = this.preferredDomains(request);
     for (const plan of plans) {
       for (let replica = 0; replica < plan.replicas; replica++) {
-        const replicaRequest = replicaOf(plan, replica, packing);
+        const replicaRequest = { ...replicaOf(plan, replica, packing), ...(preferredNodes.length > 0 ? { preferredNodes } : {}) };
         if (!placeReplica(index, replicaRequest, tentative)) {
           return { ok: false, ...this.explain(index, plans, plan, replicaRequest, tentative) };
         }
@@ -211,6 +212,17 @@ export class PlacementEngine implements Placer {
       .sort((a, b) => (orderOf.get(a.podSet) ?? 0) - (orderOf.get(b.podSet) ?? 0) || comparePods(a, b));
     tentative.undoTo(0);
     return { ok: true, placements };
+  }
+
+  /** The node-level domains of the request's preferred nodes that are Ready, in its pool and not fenced off. */
+  private preferredDomains(request: PlacementRequest): Domain[] {
+    const out: Domain[] = [];
+    for (const name of request.preferredNodes ?? []) {
+      const node = this.nodes.get(name);
+      const domain = node?.domains[0];
+      if (node && node.ready && !node.fenced && node.pool === request.pool && domain) out.push(domain);
+    }
+    return out;
   }
 
   /**

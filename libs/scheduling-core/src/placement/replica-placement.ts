@@ -22,6 +22,8 @@ export interface ReplicaRequest {
   readonly required: number;
   readonly preferred: number;
   readonly packing: Packing;
+  /** Node-level domains a single-pod replica tries first (PlacementRequest.preferredNodes). */
+  readonly preferredNodes?: readonly Domain[];
 }
 
 /** Feasible domains are tried in batches of this many, tightest first. */
@@ -45,6 +47,8 @@ export function toPlacement(request: ReplicaRequest, pod: number, choice: Device
 
 /** Holds every pod of the replica, or none. */
 export function placeReplica(index: PoolIndex, request: ReplicaRequest, tentative: TentativePlacement): boolean {
+  // One pod fits any topology level, so a preferred node is only ever a better choice.
+  if (request.size === 1) for (const domain of request.preferredNodes ?? []) if (placeInDomain(index, domain, request, tentative)) return true;
   if (request.size > 1 && (request.required >= 0 || request.preferred >= 0)) {
     const { required, preferred } = request;
     const first = preferred >= 0 && (required < 0 || preferred <= required) ? preferred : required;

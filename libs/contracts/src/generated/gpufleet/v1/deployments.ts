@@ -150,6 +150,12 @@ export interface ModelDeploymentSpec {
   engine: EngineConfig | undefined;
   roles: DeploymentRole[];
   labels: { [key: string]: string };
+  /**
+   * A ModelArtifact of the same namespace whose weights the engine loads. When set, each node
+   * runtime waits until its node's cache holds a Ready copy, binds it read-only into the pod and
+   * gives the engine its path (`{{model_path}}`); `model` may then be left empty.
+   */
+  artifact: string;
 }
 
 export interface ModelDeploymentSpec_LabelsEntry {
@@ -791,6 +797,7 @@ function createBaseModelDeploymentSpec(): ModelDeploymentSpec {
     engine: undefined,
     roles: [],
     labels: {},
+    artifact: "",
   };
 }
 
@@ -823,6 +830,9 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       ModelDeploymentSpec_LabelsEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
     });
+    if (message.artifact !== "") {
+      writer.uint32(82).string(message.artifact);
+    }
     return writer;
   },
 
@@ -914,6 +924,14 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
             }
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.artifact = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -958,6 +976,7 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
           {},
         )
         : {},
+      artifact: isSet(object.artifact) ? globalThis.String(object.artifact) : "",
     };
   },
 
@@ -996,6 +1015,9 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
         });
       }
     }
+    if (message.artifact !== "") {
+      obj.artifact = message.artifact;
+    }
     return obj;
   },
 
@@ -1023,6 +1045,7 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
       },
       {},
     );
+    message.artifact = object.artifact ?? "";
     return message;
   },
 };

@@ -82,6 +82,11 @@ export interface EngineRun {
     | undefined;
   /** Digest of the deployment template this replica runs; a rolling update replaces replicas whose hash differs. */
   templateHash: string;
+  /**
+   * Name of a ModelArtifact of the workload's namespace; empty: `model` is loaded as it is. The
+   * node runtime starts the engine only once its node's copy (artifact-nodes bucket) is Ready.
+   */
+  artifact: string;
 }
 
 /** A GPU instance: an sshd of its own (and optionally a command) with the allocated devices. */
@@ -893,7 +898,16 @@ export const EngineConfig_EnvFromSecretEntry: MessageFns<EngineConfig_EnvFromSec
 };
 
 function createBaseEngineRun(): EngineRun {
-  return { deployment: "", role: "", ordinal: 0, model: "", servedModelName: "", engine: undefined, templateHash: "" };
+  return {
+    deployment: "",
+    role: "",
+    ordinal: 0,
+    model: "",
+    servedModelName: "",
+    engine: undefined,
+    templateHash: "",
+    artifact: "",
+  };
 }
 
 export const EngineRun: MessageFns<EngineRun> = {
@@ -918,6 +932,9 @@ export const EngineRun: MessageFns<EngineRun> = {
     }
     if (message.templateHash !== "") {
       writer.uint32(58).string(message.templateHash);
+    }
+    if (message.artifact !== "") {
+      writer.uint32(66).string(message.artifact);
     }
     return writer;
   },
@@ -991,6 +1008,14 @@ export const EngineRun: MessageFns<EngineRun> = {
             message.templateHash = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.artifact = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1020,6 +1045,7 @@ export const EngineRun: MessageFns<EngineRun> = {
         : isSet(object.template_hash)
         ? globalThis.String(object.template_hash)
         : "",
+      artifact: isSet(object.artifact) ? globalThis.String(object.artifact) : "",
     };
   },
 
@@ -1046,6 +1072,9 @@ export const EngineRun: MessageFns<EngineRun> = {
     if (message.templateHash !== "") {
       obj.templateHash = message.templateHash;
     }
+    if (message.artifact !== "") {
+      obj.artifact = message.artifact;
+    }
     return obj;
   },
 
@@ -1063,6 +1092,7 @@ export const EngineRun: MessageFns<EngineRun> = {
       ? EngineConfig.fromPartial(object.engine)
       : undefined;
     message.templateHash = object.templateHash ?? "";
+    message.artifact = object.artifact ?? "";
     return message;
   },
 };
