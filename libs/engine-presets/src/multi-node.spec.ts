@@ -170,7 +170,7 @@ describe('group validation', () => {
     const message = problemsOf({ ...vllm, group: { ...leader, size: 1, rank: 3, leaderAddress: 'a b', rendezvousPort: 8001 } });
     expect(message).toContain('group.size: expected an integer of at least 2 pods, got 1');
     expect(message).toContain('group.rank: expected an integer in 0..0, got 3');
-    expect(message).toContain('group.leaderAddress: expected an IP address or host name, got "a b"');
+    expect(message).toContain('group.leaderAddress: expected an IP address, a host name or a $(VARIABLE) reference, got "a b"');
   });
 
   it('the leader’s rendezvous port may not be its API port', () => {

@@ -114,6 +114,12 @@ export function validateEngineSpec(spec: EngineSpec): void {
 }
 
 const ADDRESS = /^[A-Za-z0-9.:[\]-]+$/;
+/**
+ * `$(POD_IP)`: a variable the container runtime expands in the command line (Kubernetes'
+ * dependent environment variables), for an address only known once the pod runs (its pod IP).
+ */
+const ENV_REFERENCE = /^\$\([A-Za-z_][A-Za-z0-9_]*\)$/;
+const isAddress = (value: unknown): boolean => isNonEmptyString(value) && (ADDRESS.test(value) || ENV_REFERENCE.test(value));
 const NIC_NAME = /^[A-Za-z0-9_.:-]+$/;
 /** Engines with a multi-node form; llama.cpp's RPC backend and custom commands have none preset. */
 const GROUP_ENGINES = ['vllm', 'sglang', 'trtllm'];
@@ -125,8 +131,8 @@ function validateGroup(spec: EngineSpec, group: EngineGroup, problem: (field: st
   }
   if (!Number.isInteger(group.size) || group.size < 2) problem('group.size', `expected an integer of at least 2 pods, got ${JSON.stringify(group.size)}`);
   if (!Number.isInteger(group.rank) || group.rank < 0 || group.rank >= group.size) problem('group.rank', `expected an integer in 0..${group.size - 1}, got ${JSON.stringify(group.rank)}`);
-  if (!isNonEmptyString(group.leaderAddress) || !ADDRESS.test(group.leaderAddress)) problem('group.leaderAddress', `expected an IP address or host name, got ${JSON.stringify(group.leaderAddress)}`);
-  if (!isNonEmptyString(group.podAddress) || !ADDRESS.test(group.podAddress)) problem('group.podAddress', `expected an IP address or host name, got ${JSON.stringify(group.podAddress)}`);
+  if (!isAddress(group.leaderAddress)) problem('group.leaderAddress', `expected an IP address, a host name or a $(VARIABLE) reference, got ${JSON.stringify(group.leaderAddress)}`);
+  if (!isAddress(group.podAddress)) problem('group.podAddress', `expected an IP address, a host name or a $(VARIABLE) reference, got ${JSON.stringify(group.podAddress)}`);
   if (!Number.isInteger(group.rendezvousPort) || group.rendezvousPort < 1 || group.rendezvousPort > 65535) {
     problem('group.rendezvousPort', `expected an integer in 1..65535, got ${JSON.stringify(group.rendezvousPort)}`);
   } else if (group.rank === 0 && group.rendezvousPort === spec.port) {
@@ -145,7 +151,7 @@ function validateGroup(spec: EngineSpec, group: EngineGroup, problem: (field: st
     }
   }
   group.peerAddresses?.forEach((address, i) => {
-    if (!isNonEmptyString(address) || !ADDRESS.test(address)) problem(`group.peerAddresses[${i}]`, `expected an IP address or host name, got ${JSON.stringify(address)}`);
+    if (!isAddress(address)) problem(`group.peerAddresses[${i}]`, `expected an IP address, a host name or a $(VARIABLE) reference, got ${JSON.stringify(address)}`);
   });
   for (const [field, names] of [['socketInterfaces', group.network?.socketInterfaces ?? []], ['ibHcas', group.network?.ibHcas ?? []]] as const) {
     names.forEach((name, i) => {

@@ -1,9 +1,9 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { OwnerLabels, storeKey, workloadKey, type NodeLedger, type Workload } from '@gpufleet/contracts';
 import { EngineSpecError } from '@gpufleet/engine-presets';
-import { desiredPods, PodPlanError, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
-import { podManifestOf, type KubeDesiredPod, type KubePodContext, type OwnerObjectRef } from './pod-manifest';
-import { deploymentServiceOf, instanceServiceOf, type DeploymentServiceInput, type SshServiceType } from './services';
+import { desiredPods, groupSize, nvlinkAcrossPods, PodPlanError, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
+import { DEFAULT_RENDEZVOUS_PORT, podManifestOf, type KubeDesiredPod, type KubePodContext, type OwnerObjectRef } from './pod-manifest';
+import { deploymentServiceOf, groupServiceOf, instanceServiceOf, type DeploymentServiceInput, type SshServiceType } from './services';
 
 export interface KubeDesiredPodsOptions {
   /** The custom resource owning a workload's pods (from its owner labels), when the cluster has one. */
@@ -30,7 +30,9 @@ export function desiredKubePods(
       const owner = workload ? options.ownerOf?.(workload) : undefined;
       const instance = pod.template.instance ? pod.template.instance.instance || labels[OwnerLabels.instance] || '' : '';
       const image = instance ? options.instanceImageOf?.(pod.ref.namespace, instance) : undefined;
-      out.push({ ...pod, workloadLabels: labels, ...(owner ? { owner } : {}), ...(image ? { image } : {}) });
+      const size = groupSize(pod, workload);
+      const group = size > 1 && pod.template.engine ? { size, nvlinkAcrossPods: nvlinkAcrossPods(pod, workload) } : undefined;
+      out.push({ ...pod, workloadLabels: labels, ...(owner ? { owner } : {}), ...(image ? { image } : {}), ...(group ? { group } : {}) });
     }
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -70,6 +72,11 @@ export function desiredObjects(input: DesiredObjectsInput, ctx: KubePodContext):
       else if (err instanceof EngineSpecError) failed.push({ pod, reason: 'INVALID_ENGINE_SPEC', message: err.message });
       else failed.push({ pod, reason: 'INTERNAL', message: `INTERNAL: ${(err as Error).message ?? String(err)}` });
       continue;
+    }
+    if (pod.group) {
+      // Every pod of the replica names the same Service; it is made with the first and kept while any pod is desired.
+      const service = groupServiceOf({ namespace: pod.ref.namespace, workload: pod.ref.workload, podSet: pod.ref.podSet, replica: pod.ref.replica, rendezvousPort: ctx.rendezvousPort ?? DEFAULT_RENDEZVOUS_PORT, ...(pod.owner ? { owner: pod.owner } : {}) });
+      services.set(`${service.metadata!.namespace}/${service.metadata!.name}`, service);
     }
     const instance = pod.template.instance;
     if (instance) {

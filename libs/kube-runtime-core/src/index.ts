@@ -12,3 +12,4 @@ export * from './crds';
 export * from './workload-namespace';
 export * from './kueue/mapping';
 export * from './kubelet-devices';
+export * from './group-restart';

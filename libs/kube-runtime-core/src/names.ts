@@ -21,7 +21,9 @@ export const KubeLabels = {
   node: 'gpufleet.io/node',
   /** `true` on the pods a deployment's Service sends traffic to: pod 0 of each server or decode replica. */
   endpoint: 'gpufleet.io/endpoint',
-  /** What the object is: `engine`, `instance`, `endpoint` (a deployment's Service), `ssh` (an instance's Service). */
+  /** `leader` or `worker` on the pods of a multi-node replica (pod 0 leads). */
+  groupRole: 'gpufleet.io/group-role',
+  /** What the object is: `engine`, `instance`, `endpoint` (a deployment's Service), `ssh` (an instance's Service), `group` (a multi-node replica's headless Service). */
   component: 'app.kubernetes.io/component',
 } as const;
 

@@ -1,19 +1,30 @@
 import type { V1Container, V1EnvVar, V1OwnerReference, V1Pod, V1Probe, V1ResourceRequirements, V1Toleration, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { NodeInventory, type EngineRun, type InstanceRun, type SecretKeyRef } from '@gpufleet/contracts';
-import { buildEngineCommand, simulatedEngineCommand, type EngineCommand, type EngineKind, type EngineSimEntry } from '@gpufleet/engine-presets';
+import { NodeInventory, type EngineRun, type InstanceRun, type PodRef, type SecretKeyRef } from '@gpufleet/contracts';
+import { buildEngineCommand, simulatedEngineCommand, type EngineCommand, type EngineGroup, type EngineKind, type EngineSimEntry } from '@gpufleet/engine-presets';
 import { engineSpecOf } from '@gpufleet/deployments-core/engine-run';
-import { PodPlanError, resolveEngineMode, resolvePodDevices, type DesiredPod, type EngineModeSetting } from '@gpufleet/node-runtime-core';
+import { groupNetwork, PodPlanError, resolveEngineMode, resolvePodDevices, type DesiredPod, type EngineModeSetting } from '@gpufleet/node-runtime-core';
 import { DEVICE_VISIBILITY_VARS } from '@gpufleet/process-spec';
 import { deviceAssignmentOf, deviceResourceOf, vendorOfPlacement } from './devices';
 import { withSpecHash } from './hash';
 import { containerCommandOf, imageOf, type ImageKind } from './images';
-import { KubeAnnotations, KubeLabels, MANAGED_BY, podNameOf } from './names';
+import { dnsLabel, KubeAnnotations, KubeLabels, MANAGED_BY, podNameOf } from './names';
 
 /** API group and version of gpufleet's custom resources. */
 export const GPUFLEET_API_VERSION = 'gpufleet.io/v1';
 
 /** The port every engine container listens on: a Pod has an IP of its own, so one port fits all. */
 export const DEFAULT_ENGINE_PORT = 8000;
+/**
+ * Where a multi-node replica's leader meets its workers (Ray's GCS, vLLM's data-parallel RPC,
+ * SGLang's dist-init, the MPI launcher's SSH on the workers): one port fits every group, since
+ * each Pod has an IP of its own. torch.distributed's customary MASTER_PORT.
+ */
+export const DEFAULT_RENDEZVOUS_PORT = 29500;
+/** The downward-API variable holding the Pod's IP; the kubelet expands `$(GPUFLEET_POD_IP)` in the command line. */
+export const POD_IP_VAR = 'GPUFLEET_POD_IP';
+/** The interface of a Pod's own network (the one its IP and so its group's DNS names are on). */
+export const DEFAULT_POD_INTERFACE = 'eth0';
+
 /** sshd's port in an instance's sidecar (unprivileged, so sshd runs as the login user). */
 export const SSH_PORT = 2222;
 /** The login user's uid in both containers of an instance (the sidecar image has it as `gpufleet`). */
@@ -49,6 +60,13 @@ export interface KubeDesiredPod extends DesiredPod {
   /** An instance's `image` (GPUInstanceSpec.image); ignored for engines. */
   readonly image?: string;
   readonly owner?: OwnerObjectRef;
+  /** A pod of a multi-node replica (its pod set's size > 1): how many pods, and whether they share one NVLink domain. */
+  readonly group?: KubePodGroup;
+}
+
+export interface KubePodGroup {
+  readonly size: number;
+  readonly nvlinkAcrossPods: boolean;
 }
 
 /** How this cluster runs pods; the same for every pod. */
@@ -72,6 +90,10 @@ export interface KubePodContext {
   readonly instanceUid?: number;
   /** Longest an engine may take to load its model before it counts as failed, s; default 1800. */
   readonly engineStartupS?: number;
+  /** The leaders' rendezvous port; default DEFAULT_RENDEZVOUS_PORT. */
+  readonly rendezvousPort?: number;
+  /** NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME of group pods: the Pod network's interface, default DEFAULT_POD_INTERFACE. */
+  readonly podInterface?: string;
 }
 
 /**
@@ -119,6 +141,8 @@ export function podManifestOf(pod: KubeDesiredPod, ctx: KubePodContext): V1Pod {
       // Engines and sessions have no business with the Kubernetes API.
       automountServiceAccountToken: false,
       ...(assignment ? { tolerations: [...(ctx.tolerations ?? DEFAULT_ACCELERATOR_TOLERATIONS)] } : {}),
+      // A group's pods are found at <hostname>.<subdomain>.<namespace>.svc through the replica's headless Service.
+      ...(engine && pod.group ? { hostname: podNameOf(ref), subdomain: groupServiceName(ref) } : {}),
       ...spec,
     },
   };
@@ -163,6 +187,7 @@ export function podLabels(pod: KubeDesiredPod): Record<string, string> {
     // The deployment's Service sends requests to pod 0 of server and decode replicas (the replica's endpoint).
     const role = engine.role || 'server';
     if (ref.pod === 0 && (role === 'server' || role === 'decode')) labels[KubeLabels.endpoint] = 'true';
+    if (pod.group) labels[KubeLabels.groupRole] = ref.pod === 0 ? 'leader' : 'worker';
   }
   const instance = pod.template.instance;
   if (instance && !labels[KubeLabels.instance]) labels[KubeLabels.instance] = instance.instance || ref.workload;
@@ -186,16 +211,29 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
   const devices = resolvePodDevices(pod.placement, inventory);
   // In the container the device plugin's devices are numbered from 0, whatever their index on the node.
   const accelerators = devices.engineIds.map((_, i) => String(i));
+  const group = pod.group ? kubeEngineGroup(pod, pod.group, inventory, ctx) : undefined;
   // All interfaces of the Pod's own network namespace, i.e. its pod IP: the Service, the router and
   // the kubelet's probes reach it there; nothing outside the Pod's network is opened by this.
-  const spec = engineSpecOf(run, { acceleratorIds: accelerators, port, host: '0.0.0.0', ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}) });
+  const spec = engineSpecOf(run, {
+    acceleratorIds: accelerators,
+    port,
+    host: '0.0.0.0',
+    ...(devices.acceleratorMemoryMib ? { acceleratorMemoryMib: devices.acceleratorMemoryMib } : {}),
+    ...(group ? { group } : {}),
+  });
   const simulated = resolveEngineMode(ctx.engineMode ?? 'auto', inventory) === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim ?? DEFAULT_ENGINE_SIM_ENTRY) : buildEngineCommand(spec);
   const kind: ImageKind = simulated ? 'engine-sim' : (spec.engine as EngineKind);
   const env: V1EnvVar[] = envVars({ ...withoutVisibility(command.env), GPUFLEET_POD: pod.id, ...(run.templateHash ? { GPUFLEET_TEMPLATE_HASH: run.templateHash } : {}), ...(simulated ? { REPLICA_NAME: podNameOf(pod.ref) } : {}) }, run.engine?.envFromSecret ?? {});
+  // First in the list: the kubelet expands $(GPUFLEET_POD_IP) in the arguments and in the values of the variables after it.
+  if (group) env.unshift({ name: POD_IP_VAR, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
   const health = (periodSeconds: number, failureThreshold: number): V1Probe => ({ httpGet: { path: '/health', port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 });
   const startupS = ctx.engineStartupS ?? 1800;
   const image = imageOf(kind, ctx.images, spec.version ?? '');
+  // A worker serves no API: it is Ready while it runs, and the leader's /health (which answers
+  // only once every rank joined) stands for the group.
+  const worker = group !== undefined && group.rank > 0;
+  const rendezvous = group ? [{ name: 'rendezvous', containerPort: group.rendezvousPort, protocol: 'TCP' }] : [];
   const container: V1Container = {
     name: 'engine',
     image,
@@ -203,16 +241,53 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
     command: [containerCommandOf(kind, image, command.command)],
     args: command.args,
     env,
-    ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+    ports: worker ? rendezvous : [{ name: 'http', containerPort: port, protocol: 'TCP' }, ...rendezvous],
     // Loading a model takes minutes: the startup probe holds liveness off until /health answers once.
-    startupProbe: health(10, Math.max(1, Math.ceil(startupS / 10))),
-    readinessProbe: health(5, 3),
-    livenessProbe: health(10, 6),
+    ...(worker ? {} : { startupProbe: health(10, Math.max(1, Math.ceil(startupS / 10))), readinessProbe: health(5, 3), livenessProbe: health(10, 6) }),
     resources,
     // Tensor-parallel engines share memory between their workers through /dev/shm.
     volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
   };
   return { containers: [container], volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory' } }] };
+}
+
+/**
+ * The pod's place in its multi-node replica on Kubernetes. Addresses: a pod's own is its Pod IP
+ * (`$(GPUFLEET_POD_IP)`, from the downward API, expanded by the kubelet: Ray's
+ * `--node-ip-address` and VLLM_HOST_IP want an IP, and the IP exists only once the Pod runs);
+ * the leader is, to its workers, `<leader pod>.<group Service>.<namespace>.svc` (the headless
+ * Service publishes it before the pod is ready) and, to itself, its own IP (vLLM binds its
+ * data-parallel RPC there; a ZMQ bind takes no DNS name). The rendezvous port is one for every
+ * group (each Pod has an IP of its own). NCCL's and Gloo's bootstrap sockets use the Pod
+ * network's interface, where those addresses are; NCCL's RDMA transport the HCAs nearest the
+ * pod's accelerators, as on the process runtime.
+ */
+export function kubeEngineGroup(pod: KubeDesiredPod, group: KubePodGroup, inventory: NodeInventory, ctx: Pick<KubePodContext, 'rendezvousPort' | 'podInterface'>): EngineGroup {
+  const ref = pod.ref;
+  const self = `$(${POD_IP_VAR})`;
+  const addressOf = (rank: number): string => (rank === ref.pod ? self : groupLeaderAddress(ref, podNameOf({ ...ref, pod: rank })));
+  const hcas = groupNetwork(inventory, pod.placement.acceleratorIds)?.ibHcas ?? [];
+  return {
+    size: group.size,
+    rank: ref.pod,
+    leaderAddress: addressOf(0),
+    podAddress: self,
+    rendezvousPort: ctx.rendezvousPort ?? DEFAULT_RENDEZVOUS_PORT,
+    nvlinkAcrossPods: group.nvlinkAcrossPods,
+    // mpirun on the leader (TRT-LLM) reaches every rank's host; its own IP is local to it.
+    peerAddresses: Array.from({ length: group.size }, (_, rank) => addressOf(rank)),
+    network: { socketInterfaces: [ctx.podInterface ?? DEFAULT_POD_INTERFACE], ibHcas: hcas },
+  };
+}
+
+/** The headless Service of one multi-node replica: `<workload>-<pod set>-<replica>-group`. */
+export function groupServiceName(ref: Pick<PodRef, 'workload' | 'podSet' | 'replica'>): string {
+  return dnsLabel(ref.workload, ref.podSet, ref.replica, 'group');
+}
+
+/** A group member's DNS name inside the cluster, through its replica's headless Service. */
+export function groupLeaderAddress(ref: Pick<PodRef, 'namespace' | 'workload' | 'podSet' | 'replica'>, podName: string): string {
+  return `${podName}.${groupServiceName(ref)}.${ref.namespace}.svc`;
 }
 
 /**

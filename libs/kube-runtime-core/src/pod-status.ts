@@ -71,9 +71,10 @@ export function podStatusOf(pod: V1Pod, options: PodStatusOptions = {}): PodRunt
     sshUser: instance ? 'gpufleet' : '',
     message: '',
     sandbox: sandboxOf(containers),
-    // A group's members find each other through its headless Service, not through this record.
-    groupRole: '',
-    groupPort: 0,
+    // As a node runtime reports a group's pods; their members find each other through the
+    // replica's headless Service, not through this record.
+    groupRole: labels[KubeLabels.groupRole] ?? '',
+    groupPort: labels[KubeLabels.groupRole] === 'leader' ? (main?.ports?.find((p) => p.name === 'rendezvous')?.containerPort ?? 0) : 0,
   };
   const { state, message } = stateOf(pod, containers);
   status.state = state;

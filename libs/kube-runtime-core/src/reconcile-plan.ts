@@ -21,11 +21,15 @@ export type DeleteReason =
   /** Its spec hash differs from the desired object's: a Pod cannot be changed in place, so it is replaced. */
   | 'SpecChanged'
   /** Phase Failed (evicted, refused by the kubelet): a Pod never leaves it, so it is made again. */
-  | 'PodFailed';
+  | 'PodFailed'
+  /** A member of its multi-node replica left the group after this Pod's engine started: the group forms again (`groupRestartsOf`). */
+  | 'GroupRestart';
 
 export interface PlannedDelete {
   readonly ref: ObjectRef;
   readonly reason: DeleteReason;
+  /** Why, in a sentence, where the reason alone does not say (a group restart names the member that left). */
+  readonly message?: string;
 }
 
 export interface PlannedWait {

@@ -5,7 +5,8 @@ import { desiredKubePods, desiredObjects } from './desired';
 import { deviceResourceOf, migResourceName } from './devices';
 import { dnsLabel, KubeLabels } from './names';
 import { podNameOf } from './names';
-import { deploymentServiceOf, groupLeaderAddress, groupServiceOf, instanceServiceOf } from './services';
+import { groupLeaderAddress } from './pod-manifest';
+import { deploymentServiceOf, groupServiceOf, instanceServiceOf } from './services';
 
 describe('deploymentServiceOf', () => {
   it('is a ClusterIP Service named after the deployment, port http, selecting its serving pods of this incarnation', () => {

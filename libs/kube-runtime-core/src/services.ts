@@ -1,7 +1,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { withSpecHash } from './hash';
-import { ownerReferenceOf, DEFAULT_ENGINE_PORT, type OwnerObjectRef } from './pod-manifest';
-import { deploymentServiceName, dnsLabel, instanceServiceName, KubeLabels, MANAGED_BY } from './names';
+import { ownerReferenceOf, DEFAULT_ENGINE_PORT, groupServiceName, type OwnerObjectRef } from './pod-manifest';
+import { deploymentServiceName, instanceServiceName, KubeLabels, MANAGED_BY } from './names';
 
 export interface DeploymentServiceInput {
   readonly namespace: string;
@@ -98,11 +98,6 @@ export interface GroupServiceInput {
   readonly owner?: OwnerObjectRef;
 }
 
-/** The headless Service of one multi-node replica: `<workload>-<pod set>-<replica>-group`. */
-export function groupServiceName(ref: Pick<GroupServiceInput, 'workload' | 'podSet' | 'replica'>): string {
-  return dnsLabel(ref.workload, ref.podSet, ref.replica, 'group');
-}
-
 /**
  * How the pods of a multi-node replica find each other on Kubernetes: a headless Service (no
  * cluster IP, DNS records per pod) selecting every pod of the replica, published before they are
@@ -136,7 +131,3 @@ export function groupServiceOf(input: GroupServiceInput): V1Service {
   });
 }
 
-/** The leader's DNS name inside the cluster, through its replica's headless Service. */
-export function groupLeaderAddress(input: Pick<GroupServiceInput, 'namespace' | 'workload' | 'podSet' | 'replica'>, leaderPodName: string): string {
-  return `${leaderPodName}.${groupServiceName(input)}.${input.namespace}.svc`;
-}

@@ -20,12 +20,35 @@ export function inWorkloadNamespace<T extends V1Pod | V1Service>(object: T, work
   const metadata = { ...object.metadata, name: dnsLabel(from, object.metadata?.name ?? ''), namespace: workloadNamespace };
   delete metadata.ownerReferences;
   const moved = { ...object, metadata } as T;
+  if (moved.kind === 'Pod') movePodGroup(moved as V1Pod, from, workloadNamespace);
   if (moved.kind === 'Service') {
     const service = moved as V1Service;
     const selector = service.spec?.selector;
     if (selector) service.spec = { ...service.spec, selector: { ...selector, [KubeLabels.namespace]: from } };
   }
   return withSpecHash(moved);
+}
+
+/**
+ * A group pod's headless Service is renamed with it (`team-a-big-…-group`), so its `subdomain`
+ * and the DNS names of its members in the command line and environment
+ * (`<pod>.<service>.<namespace>.svc`) follow. Its `hostname` stays: the names stay unique, the
+ * Service's name carrying the gpufleet namespace.
+ */
+function movePodGroup(pod: V1Pod, from: string, to: string): void {
+  const subdomain = pod.spec?.subdomain;
+  if (!pod.spec || !subdomain) return;
+  const moved = dnsLabel(from, subdomain);
+  const rename = (text: string): string => text.split(`.${subdomain}.${from}.svc`).join(`.${moved}.${to}.svc`);
+  pod.spec = {
+    ...pod.spec,
+    subdomain: moved,
+    containers: pod.spec.containers.map((c) => ({
+      ...c,
+      ...(c.args ? { args: c.args.map(rename) } : {}),
+      ...(c.env ? { env: c.env.map((e) => (e.value === undefined ? e : { ...e, value: rename(e.value) })) } : {}),
+    })),
+  };
 }
 
 /** Whether two pod records say the same (updated_at aside): a record is only rewritten when it changed. */

@@ -16,6 +16,8 @@ export type PodPlanErrorReason =
   | 'INVALID_INSTANCE'
   /** A worker of a multi-node replica waits for its leader's rendezvous address (reported Starting). */
   | 'GROUP_LEADER_PENDING'
+  /** A leader that launches every rank itself (TRT-LLM's mpirun) waits for its workers' addresses (reported Starting). */
+  | 'GROUP_PEERS_PENDING'
   /** The engine's artifact has no Ready copy on this node yet (reported Starting, with the download's progress). */
   | 'WEIGHTS_PENDING'
   /** The node's cache could not fetch the engine's artifact: the copy is Failed, with its reason. */

@@ -12,8 +12,8 @@ const node = inventory({
 });
 
 /** A two-pod replica: pod 0 on h100-0 (this node), pod 1 on h100-1. */
-function gang(pod: number, topology = ''): { desired: DesiredPod; workload: Workload } {
-  const w = workload('big', engineTemplate());
+function gang(pod: number, topology = '', engine = 'vllm'): { desired: DesiredPod; workload: Workload } {
+  const w = workload('big', engineTemplate({ engine, templateHash: 'tpl-1' }));
   w.spec!.podSets = [{ name: 'server', count: 1, size: 2, resources: undefined, topology: { requiredLevel: topology, preferredLevel: '' } }];
   w.status!.placements = [placement({ pod: 0, node: 'h100-0' }), placement({ pod: 1, node: 'h100-1' })];
   w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED;
@@ -99,6 +99,50 @@ describe('planPod for a group', () => {
     const status = podRuntimeStatus({ node: NODE, plan, processes: [], host: '10.0.0.2', runtimeUrl: '', now: new Date(0) });
     expect(status.state).toBe('Starting');
     expect(status.message).toBe("GROUP_LEADER_PENDING: waiting for the group's leader (pod 0 on h100-0) to publish its rendezvous address");
+  });
+});
+
+describe('a TRT-LLM leader and its workers’ addresses', () => {
+  /** A worker's record as its runtime writes it while it waits for the leader: Starting, with its node's host. */
+  const workerRecord = (extra: Partial<PodRuntimeStatus> = {}): PodRuntimeStatus => ({
+    ...PodRuntimeStatus.fromJSON({}),
+    node: 'h100-1',
+    workload: 'big',
+    podSet: 'server',
+    pod: 1,
+    state: 'Starting',
+    host: '10.0.0.2',
+    groupRole: 'worker',
+    templateHash: 'tpl-1',
+    ...extra,
+  });
+  const leaderInput = (members: PodRuntimeStatus[]) => {
+    const { desired, workload: w } = gang(0, '', 'trtllm');
+    return { pod: desired, workload: w, inventory: node, acceleratorIds: ['0', '1'], advertiseHost: '10.0.0.1', rendezvousPort: 29500, mode: '', members };
+  };
+
+  it('waits for every worker’s record, Starting, while publishing its rendezvous port so the workers start', () => {
+    const group = resolveGroup(leaderInput([]));
+    expect(group).toEqual({ kind: 'waiting', reason: 'GROUP_PEERS_PENDING', rendezvousPort: 29500, message: "waiting for the group's workers (pod 1 on h100-1) to publish their addresses" });
+    const plan = planPod(gang(0, '', 'trtllm').desired, 18000, ctx, group) as FailedPodPlan;
+    const status = podRuntimeStatus({ node: NODE, plan, processes: [], host: '10.0.0.1', runtimeUrl: '', now: new Date(0) });
+    expect([status.state, status.groupRole, status.groupPort]).toEqual(['Starting', 'leader', 29500]);
+    expect(status.message).toBe("GROUP_PEERS_PENDING: waiting for the group's workers (pod 1 on h100-1) to publish their addresses");
+  });
+
+  it('takes the workers’ hosts from their records, by rank, and launches mpirun over every pod', () => {
+    const group = resolveGroup(leaderInput([workerRecord()]));
+    expect(group).toMatchObject({ kind: 'group', group: { peerAddresses: ['10.0.0.1', '10.0.0.2'] } });
+    const plan = planPod(gang(0, '', 'trtllm').desired, 18000, ctx, group) as EnginePodPlan;
+    expect([plan.process.command, ...(plan.process.args ?? []).slice(0, 8)]).toEqual(['mpirun', '--allow-run-as-root', '-np', '4', '-H', '10.0.0.1:2,10.0.0.2:2', '--mca', 'plm_rsh_args', '-p 29500']);
+  });
+
+  it('ignores records of another template or replica, and other engines start without them', () => {
+    expect(resolveGroup(leaderInput([workerRecord({ templateHash: 'tpl-0' }), workerRecord({ replica: 1 })]))).toMatchObject({ kind: 'waiting', reason: 'GROUP_PEERS_PENDING' });
+    const { desired, workload: w } = gang(0);
+    const vllm = resolveGroup({ ...leaderInput([]), pod: desired, workload: w });
+    expect(vllm).toMatchObject({ kind: 'group', group: { rank: 0, rendezvousPort: 29500 } });
+    expect(vllm).not.toHaveProperty('group.peerAddresses');
   });
 });
 

@@ -8,6 +8,13 @@
 import type { NodeInventory, PodRuntimeStatus, Workload } from '@gpufleet/contracts';
 import type { EngineGroup, GroupNetwork, MultiNodeMode } from '@gpufleet/engine-presets';
 import type { DesiredPod } from './desired-pods';
+import type { PodPlanErrorReason } from './errors';
+
+/**
+ * Engines whose leader launches every rank itself and so must know every pod's address before it
+ * starts: TRT-LLM's `mpirun -H <pod0>,<pod1>,…` (the others rendezvous at the leader).
+ */
+const PEER_LIST_ENGINES = ['trtllm'];
 
 /** Levels at which the gang's pods share one NVLink fabric (scheduling-core's TOPOLOGY_LEVELS, narrowest first). */
 const NVLINK_LEVELS = ['node', 'nvlink-domain'];
@@ -19,8 +26,13 @@ export function groupSize(pod: DesiredPod, workload: Workload | undefined): numb
 
 /** The node of the replica's pod 0, as the scheduler placed it. */
 export function leaderNodeOf(pod: DesiredPod, workload: Workload | undefined): string | undefined {
+  return nodeOfPod(pod, workload, 0);
+}
+
+/** The node of pod `index` of the pod's replica, as the scheduler placed it. */
+function nodeOfPod(pod: DesiredPod, workload: Workload | undefined, index: number): string | undefined {
   const { podSet, replica } = pod.placement;
-  return workload?.status?.placements.find((p) => p.podSet === podSet && p.replica === replica && p.pod === 0)?.node;
+  return workload?.status?.placements.find((p) => p.podSet === podSet && p.replica === replica && p.pod === index)?.node;
 }
 
 /**
@@ -62,9 +74,36 @@ export interface GroupInput {
   readonly leader?: PodRuntimeStatus;
   /** EngineConfig.multi_node ('' for the engine's default). */
   readonly mode: string;
+  /**
+   * The leader: the records of the replica's other pods (the pods bucket, whichever node runs
+   * them); a worker's record carries its node's advertised host from its first write, while it
+   * still waits for the leader. They give the leader every pod's address (`peerAddresses`).
+   */
+  readonly members?: readonly PodRuntimeStatus[];
 }
 
-export type GroupResolution = { kind: 'single' } | { kind: 'group'; group: EngineGroup } | { kind: 'waiting'; message: string };
+export type GroupResolution =
+  | { kind: 'single' }
+  | { kind: 'group'; group: EngineGroup }
+  /** Not startable yet; `rendezvousPort`: a leader's, published meanwhile; `reason` default GROUP_LEADER_PENDING. */
+  | { kind: 'waiting'; message: string; rendezvousPort?: number; reason?: PodPlanErrorReason };
+
+/**
+ * Every pod's address by rank, the leader's (its own host) first, from the workers' records of
+ * this template; `missing` lists the ranks without a record yet.
+ */
+export function peerAddressesOf(input: GroupInput, size: number): { addresses: string[]; missing: number[] } {
+  const { podSet, replica } = input.pod.placement;
+  const template = input.pod.template.engine?.templateHash ?? '';
+  const addresses = [input.advertiseHost];
+  const missing: number[] = [];
+  for (let rank = 1; rank < size; rank++) {
+    const record = input.members?.find((m) => m.pod === rank && m.podSet === podSet && m.replica === replica && m.groupRole === 'worker' && m.templateHash === template && m.host);
+    if (record) addresses.push(record.host);
+    else missing.push(rank);
+  }
+  return { addresses, missing };
+}
 
 export function resolveGroup(input: GroupInput): GroupResolution {
   const size = groupSize(input.pod, input.workload);
@@ -81,7 +120,15 @@ export function resolveGroup(input: GroupInput): GroupResolution {
   };
   if (rank === 0) {
     if (!input.rendezvousPort) return { kind: 'waiting', message: 'the leader has no rendezvous port yet' };
-    return { kind: 'group', group: { ...common, leaderAddress: input.advertiseHost, rendezvousPort: input.rendezvousPort } };
+    const peers = peerAddressesOf(input, size);
+    if (peers.missing.length > 0 && PEER_LIST_ENGINES.includes(input.pod.template.engine?.engine?.engine ?? '')) {
+      const which = peers.missing.map((r) => `pod ${r} on ${nodeOfPod(input.pod, input.workload, r) ?? 'its node'}`).join(', ');
+      return { kind: 'waiting', reason: 'GROUP_PEERS_PENDING', rendezvousPort: input.rendezvousPort, message: `waiting for the group's workers (${which}) to publish their addresses` };
+    }
+    return {
+      kind: 'group',
+      group: { ...common, leaderAddress: input.advertiseHost, rendezvousPort: input.rendezvousPort, ...(peers.missing.length === 0 ? { peerAddresses: peers.addresses } : {}) },
+    };
   }
   const leader = input.leader;
   if (!leader || !leader.groupPort || !leader.host) {

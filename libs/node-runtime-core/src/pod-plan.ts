@@ -115,10 +115,12 @@ export type PodPlan = RunnablePodPlan | FailedPodPlan;
 export function planPod(pod: DesiredPod, port: number, ctx: PlanContext, group: GroupResolution = { kind: 'single' }): PodPlan {
   const templateHash = pod.template.engine?.templateHash ?? '';
   let devices: PodDevices | undefined;
-  const groupInfo = group.kind === 'single' ? undefined : ({ role: pod.placement.pod === 0 ? 'leader' : 'worker', port: group.kind === 'group' && pod.placement.pod === 0 ? group.group.rendezvousPort : 0 } as const);
+  // A leader publishes its rendezvous port even while it waits for its workers' addresses: they start (and so say where they are) only once it has.
+  const leaderPort = group.kind === 'group' ? group.group.rendezvousPort : group.kind === 'waiting' ? (group.rendezvousPort ?? 0) : 0;
+  const groupInfo = group.kind === 'single' ? undefined : ({ role: pod.placement.pod === 0 ? 'leader' : 'worker', port: pod.placement.pod === 0 ? leaderPort : 0 } as const);
   try {
     devices = resolvePodDevices(pod.placement, ctx.inventory);
-    if (pod.template.engine && group.kind === 'waiting') throw new PodPlanError('GROUP_LEADER_PENDING', group.message);
+    if (pod.template.engine && group.kind === 'waiting') throw new PodPlanError(group.reason ?? 'GROUP_LEADER_PENDING', group.message);
     if (pod.template.engine) return planEngine(pod, pod.template.engine, devices, port, ctx, group.kind === 'group' ? group.group : undefined);
     if (pod.template.instance) return planInstance(pod, pod.template.instance, devices, port, ctx);
     throw new PodPlanError('UNSUPPORTED_TEMPLATE', 'the pod template has neither an engine nor an instance');

@@ -60,8 +60,8 @@ export function podRuntimeStatus(input: PodStatusInput): PodRuntimeStatus {
   };
   if (plan.kind === 'failed') {
     status.message = plan.message;
-    // Not a failure: the worker starts as soon as its leader says where to meet.
-    if (plan.reason === 'GROUP_LEADER_PENDING' || plan.reason === 'WEIGHTS_PENDING') status.state = 'Starting';
+    // Not a failure: the worker starts as soon as its leader says where to meet, the leader as soon as its workers say where they are, and any pod once its weights are on the node.
+    if (plan.reason === 'GROUP_LEADER_PENDING' || plan.reason === 'GROUP_PEERS_PENDING' || plan.reason === 'WEIGHTS_PENDING') status.state = 'Starting';
     return status;
   }
   if (processes.length === 0) {

@@ -476,6 +476,8 @@ export class NodePods {
       // A leader record of an earlier template or replica is no place to meet: only a live leader's.
       ...(leader && leader.workload === pod.ref.workload && leader.templateHash === pod.template.engine.templateHash ? { leader } : {}),
       mode: pod.template.engine.engine?.multiNode ?? '',
+      // The leader: where its workers are (TRT-LLM's mpirun lists every pod's host).
+      ...(pod.placement.pod === 0 ? { members: this.state.groupMembers(pod.ref.namespace, pod.ref.workload) } : {}),
     });
   }
 

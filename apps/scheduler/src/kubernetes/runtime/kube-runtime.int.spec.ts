@@ -59,8 +59,8 @@ function running(pod: V1Pod, ip: string): V1Pod {
   };
 }
 
-async function getDeployment() {
-  return (await callUnary(h.clients.deployments, h.clients.deployments.getDeployment, { namespace: 'default', name: 'd' }, { metadata: h.admin() })).deployment!;
+async function getDeployment(name = 'd') {
+  return (await callUnary(h.clients.deployments, h.clients.deployments.getDeployment, { namespace: 'default', name }, { metadata: h.admin() })).deployment!;
 }
 
 beforeAll(async () => {
@@ -139,6 +139,57 @@ it('runs a deployment as Pods, turns the kubelet’s status into Ready, scales, 
   await podsWhen('no Pods', (list) => list.length === 0);
   await waitFor('the Service gone', async () => ((await core.listNamespacedService({ namespace: NS, labelSelector: SELECTOR })).items.length === 0 ? true : undefined), WAIT);
   await waitFor('no pod records', async () => ((await records.list()).length === 0 ? true : undefined), WAIT);
+});
+
+it('runs a multi-node replica as one group: a headless Service, per-rank commands, and a restart of the group when a worker exits', async () => {
+  await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: deployment({ name: 'g', roles: [{ role: 'server', replicas: 1, size: 2, resources: { accelerator: { whole: 1 }, vcpu: 2, memoryMib: 4096 } }] }) }, { metadata: h.admin() });
+  const created = await podsWhen('the two Pods of the group', (list) => list.length === 2);
+  const byRole = (list: V1Pod[], role: string): V1Pod => list.find((p) => p.metadata!.labels!['gpufleet.io/group-role'] === role)!;
+  const [leader, worker] = [byRole(created, 'leader'), byRole(created, 'worker')];
+  const services = await waitFor(
+    'the group Service',
+    async () => {
+      const list = (await core.listNamespacedService({ namespace: NS, labelSelector: `${SELECTOR},app.kubernetes.io/component=group` })).items;
+      return list.length === 1 ? list : undefined;
+    },
+    WAIT,
+  );
+  const service = services[0];
+  expect(service.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true, selector: { 'gpufleet.io/namespace': 'default', 'gpufleet.io/replica': '0' } });
+  for (const pod of created) expect(pod.spec!.subdomain).toBe(service.metadata!.name);
+  expect(worker.spec!.containers[0].args).toContain(`--address=${leader.spec!.hostname}.${service.metadata!.name}.${NS}.svc:29500`);
+  expect(worker.spec!.containers[0].readinessProbe).toBeUndefined();
+
+  // The kubelet runs both: the leader's record is the group's leader with its rendezvous port, and the deployment is Ready.
+  const records = await KvStore.open(h.nc.jetstream(), Buckets.pods(h.cluster), PodRuntimeStatus);
+  api.put(running(leader, '10.0.1.1') as Parameters<KubeApiServer['put']>[0]);
+  api.put(running(worker, '10.0.1.2') as Parameters<KubeApiServer['put']>[0]);
+  const ready = await waitFor(
+    'both group records Ready',
+    async () => {
+      const all = (await records.list()).map((v) => v.value);
+      return all.length === 2 && all.every((r) => r.state === 'Ready') ? all : undefined;
+    },
+    WAIT,
+  );
+  expect(ready.map((r) => [r.groupRole, r.groupPort]).sort()).toEqual([
+    ['leader', 29500],
+    ['worker', 0],
+  ]);
+  await waitFor('the deployment Ready', async () => ((await getDeployment('g')).status?.phase === DeploymentPhase.DEPLOYMENT_PHASE_READY ? true : undefined), WAIT);
+
+  // The worker's engine exits and the kubelet restarts it in place: the leader's Pod is made anew, the worker's is kept.
+  const later = new Date(Date.now() + 1_000);
+  const restarted = running(worker, '10.0.1.2');
+  const status = restarted.status!.containerStatuses![0];
+  restarted.status!.containerStatuses = [{ ...status, restartCount: 1, state: { running: { startedAt: new Date(later.getTime() + 500) } }, lastState: { terminated: { exitCode: 1, finishedAt: later } } }];
+  api.put(restarted as Parameters<KubeApiServer['put']>[0]);
+  const after = await podsWhen('a new leader Pod', (list) => list.length === 2 && !list.some((p) => p.metadata!.uid === leader.metadata!.uid));
+  expect(byRole(after, 'worker').metadata!.uid).toBe(worker.metadata!.uid);
+
+  await callUnary(h.clients.deployments, h.clients.deployments.deleteDeployment, { namespace: 'default', name: 'g' }, { metadata: h.admin() });
+  await podsWhen('no Pods', (list) => list.length === 0);
+  await waitFor('the Services gone', async () => ((await core.listNamespacedService({ namespace: NS, labelSelector: SELECTOR })).items.length === 0 ? true : undefined), WAIT);
 });
 
 it('places nothing on a cordoned Kubernetes Node, says why in the node status, and uses it again once uncordoned', async () => {

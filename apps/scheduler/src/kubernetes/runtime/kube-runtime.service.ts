@@ -18,6 +18,7 @@ import { Buckets, keyOfStoreKey, OwnerLabels, podStoreKey, PodRuntimeStatus, typ
 import {
   desiredKubePods,
   desiredObjects,
+  groupRestartsOf,
   inWorkloadNamespace,
   KubeLabels,
   MANAGED_BY,
@@ -306,6 +307,9 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const observed = { pods: [...pods.list()], services: [...services.list()] };
     const plan = reconcilePlan(want, observed);
     for (const c of plan.conflicts) this.logger.warn(`CONFLICT: ${c.message}`);
+    // A multi-node replica whose member left forms again: the members that were in that group are made anew.
+    const planned = new Set(plan.delete.map((d) => `${d.ref.namespace}/${d.ref.name}`));
+    const deletes = [...plan.delete, ...groupRestartsOf(observed.pods).filter((d) => !planned.has(`${d.ref.namespace}/${d.ref.name}`))];
     for (const namespace of new Set([...plan.apply.pods, ...plan.apply.services].map((o) => o.metadata!.namespace!))) await this.namespaces.ensure(namespace);
     // No new Pod on a Node that is not schedulable (cordoned, drained): a Pod evicted from it stays
     // gone, and the deployment and instance controllers move that work elsewhere.
@@ -318,7 +322,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       (batch) => bounded(batch, PARALLEL_WRITES, (obj) => this.apply(obj, run)),
     );
     await run.each(
-      [plan.delete],
+      [deletes],
       () => 'delete',
       (batch) => bounded(batch, PARALLEL_WRITES, (d) => this.remove(d, run)),
     );
@@ -340,7 +344,8 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     const spec = { apiVersion: 'v1', kind: d.ref.kind, metadata: { name: d.ref.name, namespace: d.ref.namespace } };
     try {
       await callKube(what, () => this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background', { preconditions: { uid: d.ref.uid } }), false);
-      this.logger.info(`deleted ${what} (${d.reason})`);
+      if (d.message) this.logger.warn(`deleted ${what} (${d.reason}): ${d.message}`);
+      else this.logger.info(`deleted ${what} (${d.reason})`);
     } catch (err) {
       // Gone already, or replaced by a newer object of the same name (the uid precondition): the next pass sees which.
       if (kubeErrorCode(err) === 404 || kubeErrorCode(err) === 409) return;
