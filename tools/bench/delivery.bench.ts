@@ -1,0 +1,385 @@
+// Model delivery benchmark (issue 15): the node cache against curl on the same files, and a fan-out
+// to 8 node caches with and without peer sync.
+//
+//   npm run bench -- delivery [--gib 4 | --mib 4096] [--files 4] [--nodes 8] [--rounds 2]
+//                             [--fanout-gib N | --fanout-mib N] [--streams 8] [--dir /tmp]
+//
+// The origin is the hub simulator (libs/testing) in a child process, serving one repository of
+// `--files` generated weight files (real bytes from a seed, hashed once and kept by the hub) plus
+// a config.json, over loopback. The artifact is resolved with the real resolver
+// (libs/model-artifacts), so both sides download through the hub's resolve URL and its 302 to
+// the CDN route.
+//
+// Throughput, `--rounds` times, the two sides alternating, every file durable and verified:
+//   curl:  every file at once, one `curl -sfL -o FILE URL && openssl dgst -sha256 -r FILE && sync
+//          FILE` each (coreutils sha256sum here lacks SHA-NI and hashes at about 130 MiB/s, so
+//          the fastest hasher on the machine is the baseline's), the digest compared with the
+//          manifest's; also timed without the final sync.
+//   cache: ModelCache.ensure() of the manifest into an empty root (8 ranged streams, hashing while
+//          it writes, fdatasync per 16 MiB chunk, rename into blobs/).
+// Fan-out: `--nodes` caches, each with its peer server, in this process.
+//   no peers: every node ensure()s at once from the origin.
+//   peers:    a node starts when a Ready node is free to serve it (node 1 from the origin, then a
+//             doubling tree: 2 from 1, 3 and 4 from 1 and 2, …); its PeerDirectory names that node
+//             first and every other Ready node after it, as the service names the nodes whose copy
+//             of the manifest is Ready.
+// Ends with throughput_ratio_vs_curl (cache MiB/s over curl's, durable) and
+// origin_bytes_ratio_peer (origin bytes of the peer fan-out over the artifact's size).
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { promises as fs, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildManifest, resolveArtifact } from '@gpufleet/model-artifacts';
+import { ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerDirectory, type PeerEndpoint, type PeerServer } from '@gpufleet/model-cache';
+import { positiveIntOptions } from './support/options';
+import type { HubOriginMessage, HubOriginRequest, HubOriginSpec } from './support/hub-origin';
+import { REPO_ROOT } from './support/http-load';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const PEER_TOKEN = 'bench-delivery-peer-token-0123456789';
+/** disk left free beyond what the bench writes, for everyone else on the machine */
+const DISK_MARGIN = 4 * GiB;
+
+interface Options {
+  readonly artifactBytes: number;
+  readonly fanoutBytes: number;
+  readonly fanoutReduced: boolean;
+  readonly files: number;
+  readonly nodes: number;
+  readonly rounds: number;
+  readonly streams: number;
+  readonly dir: string;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const o = options(args);
+  const work = await fs.mkdtemp(join(o.dir, 'gpufleet-bench-delivery-'));
+  // Ctrl-C must not leave tens of GiB behind
+  const onSignal = (): void => {
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  const repos = [{ id: 'bench/delivery', bytes: o.artifactBytes }];
+  if (o.fanoutBytes !== o.artifactBytes) repos.push({ id: 'bench/delivery-fanout', bytes: o.fanoutBytes });
+  const t0 = performance.now();
+  const origin = await HubOrigin.start({ repos: repos.map((r) => ({ id: r.id, files: weightFiles(r.bytes, o.files) })) });
+  try {
+    console.log(`origin: hub simulator in process ${origin.pid} at ${origin.url}, ready in ${((performance.now() - t0) / 1000).toFixed(1)} s (hashes cached after the first run)`);
+    const [artifact, fanoutArtifact] = await Promise.all(repos.map((r) => resolve(origin.url, r.id)));
+    console.log(`artifact: ${artifact.files.length} files, ${mib(total(artifact))} MiB; work directory ${work} (${gib(freeBytes(o.dir))} GiB free)`);
+
+    const { cacheMibS, curlMibS, curlNoSyncMibS } = await throughput(o, artifact, work);
+    const ratio = cacheMibS / curlMibS;
+    console.log(`throughput: cache ${cacheMibS.toFixed(1)} MiB/s, curl ${curlMibS.toFixed(1)} MiB/s (${curlNoSyncMibS.toFixed(1)} without the final sync): ${ratio.toFixed(2)}x curl (${(cacheMibS / curlNoSyncMibS).toFixed(2)}x unsynced curl)`);
+
+    const fan = fanoutArtifact ?? artifact;
+    const fanRepo = repos[repos.length - 1].id;
+    if (o.fanoutReduced) console.log(`fan-out: ${mib(total(fan))} MiB per node instead of ${mib(total(artifact))}: ${gib(freeBytes(o.dir))} GiB free is not enough for ${o.nodes} copies of the artifact`);
+    const alone = await fanout(o, origin, fanRepo, fan, work, false);
+    const peers = await fanout(o, origin, fanRepo, fan, work, true);
+    const size = total(fan);
+    console.log('\nfan-out      nodes   MiB/node   wall s   origin MiB   origin/artifact   peer MiB');
+    for (const [name, f] of [['no peers', alone], ['peers', peers]] as const) {
+      console.log(`${name.padEnd(13)}${String(o.nodes).padStart(5)}${mib(size).padStart(11)}${f.wallS.toFixed(1).padStart(9)}${mib(f.originBytes).padStart(13)}${(f.originBytes / size).toFixed(2).padStart(18)}${mib(f.peerBytes).padStart(11)}`);
+    }
+    for (const line of peers.log) console.log(`  ${line}`);
+    console.log('');
+    console.log(`goal: throughput >= 0.9x curl (${ratio.toFixed(2)}x): ${ratio >= 0.9 ? 'met' : 'not met'}`);
+    console.log(`goal: origin bytes <= 1.2x the artifact for ${o.nodes} nodes with peers (${(peers.originBytes / size).toFixed(2)}x): ${peers.originBytes <= 1.2 * size ? 'met' : 'not met'}`);
+    console.log(`throughput_mib_s_cache: ${cacheMibS.toFixed(1)}`);
+    console.log(`throughput_mib_s_curl: ${curlMibS.toFixed(1)}`);
+    console.log(`fanout_wall_s_no_peers: ${alone.wallS.toFixed(1)}`);
+    console.log(`fanout_wall_s_peers: ${peers.wallS.toFixed(1)}`);
+    console.log(`origin_bytes_ratio_no_peers: ${(alone.originBytes / size).toFixed(2)}`);
+    console.log(`throughput_ratio_vs_curl: ${ratio.toFixed(2)}`);
+    console.log(`origin_bytes_ratio_peer: ${(peers.originBytes / size).toFixed(2)}`);
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    origin.stop();
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+function options(args: string[]): Options {
+  // sizes are given in GiB or MiB; the option parser takes MiB
+  const rest: string[] = [];
+  const sizes: Record<string, number> = {};
+  let dir = tmpdir();
+  for (let i = 0; i < args.length; i += 2) {
+    const [flag, value] = [args[i], args[i + 1]];
+    if (flag === '--dir') {
+      if (!value) throw new Error('--dir needs a directory');
+      dir = value;
+    } else if (flag === '--gib' || flag === '--fanout-gib') {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive integer, got ${value}`);
+      sizes[flag === '--gib' ? 'mib' : 'fanoutMib'] = n * 1024;
+    } else rest.push(flag, value);
+  }
+  const parsed = positiveIntOptions(rest, { mib: 4096, fanoutMib: 4096, files: 4, nodes: 8, rounds: 2, streams: 8 });
+  const mibTotal = sizes.mib ?? parsed.mib;
+  // without a fan-out size, the fan-out uses the artifact itself
+  const asked = sizes.fanoutMib ?? (rest.includes('--fanout-mib') ? parsed.fanoutMib : mibTotal);
+  const artifactBytes = mibTotal * MiB;
+  if (artifactBytes % parsed.files !== 0 || (artifactBytes / parsed.files) % 4096 !== 0) throw new Error(`--mib ${mibTotal} does not split into ${parsed.files} files of whole 4 KiB pages`);
+  // the fan-out holds every node's copy at once; the throughput phase holds one copy at a time
+  const free = freeBytes(dir);
+  if (free < artifactBytes + DISK_MARGIN) throw new Error(`${dir} has ${gib(free)} GiB free; the throughput phase needs ${gib(artifactBytes + DISK_MARGIN)} (--mib, --dir)`);
+  const fitsPerNode = Math.floor((free - DISK_MARGIN) / parsed.nodes / (parsed.files * 4096)) * parsed.files * 4096;
+  const fanoutBytes = Math.min(asked * MiB, fitsPerNode);
+  if (fanoutBytes < parsed.files * MiB) throw new Error(`${dir} has ${gib(free)} GiB free: not enough for ${parsed.nodes} node caches`);
+  return { artifactBytes, fanoutBytes, fanoutReduced: fanoutBytes < asked * MiB, files: parsed.files, nodes: parsed.nodes, rounds: parsed.rounds, streams: parsed.streams, dir };
+}
+
+function weightFiles(bytes: number, files: number): HubOriginSpec['repos'][number]['files'] {
+  const pad = (n: number) => String(n).padStart(5, '0');
+  return Array.from({ length: files }, (_, i) => ({ path: `model-${pad(i + 1)}-of-${pad(files)}.safetensors`, seed: `bench-delivery-${bytes}-${i}`, size: bytes / files }));
+}
+
+/** The hub simulator in a child process, asked for its byte counters over IPC. */
+class HubOrigin {
+  private next = 0;
+  private readonly waiting = new Map<number, (bytes: number) => void>();
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    child.on('message', (m: HubOriginMessage) => {
+      if ('id' in m) {
+        this.waiting.get(m.id)?.(m.bytes);
+        this.waiting.delete(m.id);
+      }
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  static async start(spec: HubOriginSpec): Promise<HubOrigin> {
+    const child = fork(join(__dirname, 'support/hub-origin.ts'), [JSON.stringify(spec)], {
+      cwd: REPO_ROOT,
+      execArgv: ['-r', '@swc-node/register'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    try {
+      const url = await new Promise<string>((ok, fail) => {
+        // hashing 4 GiB the first time takes about 15 s here; 10 min bounds a wedged child
+        const timer = setTimeout(() => fail(new Error('hub origin: not ready in 600 s')), 600_000);
+        child.once('exit', (code, signal) => fail(new Error(`hub origin exited (${signal ?? code}) before it was ready`)));
+        child.on('message', (m: HubOriginMessage) => {
+          if ('kind' in m) {
+            clearTimeout(timer);
+            if (m.kind === 'ready') ok(m.url);
+            else fail(new Error(`hub origin failed: ${m.message}`));
+          }
+        });
+      });
+      return new HubOrigin(child, url);
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    }
+  }
+
+  bytesServed(repo: string): Promise<number> {
+    const id = this.next++;
+    return new Promise((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error('hub origin: no answer to bytesServed in 10 s')), 10_000);
+      this.waiting.set(id, (bytes) => {
+        clearTimeout(timer);
+        ok(bytes);
+      });
+      this.child.send({ id, kind: 'bytesServed', repo } satisfies HubOriginRequest);
+    });
+  }
+
+  stop(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+async function resolve(hubUrl: string, repo: string): Promise<CacheManifest> {
+  const outcome = await resolveArtifact({ source: { kind: 'huggingface', repo, endpoint: hubUrl }, allowPatterns: [], ignorePatterns: [] });
+  if (!outcome.ok) throw new Error(`resolving ${repo}: ${outcome.message}`);
+  const { resolution } = outcome;
+  // the resolver's own manifest digest, checked against the files it lists
+  if (buildManifest(resolution.files).digest !== resolution.manifest.digest) throw new Error(`resolving ${repo}: manifest digest does not match its files`);
+  return {
+    digest: resolution.manifest.digest,
+    files: resolution.files.map((f) => {
+      const [alg, hex] = f.digest.split(':') as ['sha256' | 'gitsha1', string];
+      return { path: f.path, size: f.size, digest: { alg, hex }, sources: [{ url: f.download.url, headers: f.download.headers }] };
+    }),
+  };
+}
+
+async function throughput(o: Options, m: CacheManifest, work: string): Promise<{ cacheMibS: number; curlMibS: number; curlNoSyncMibS: number }> {
+  const bytes = total(m);
+  let cacheS = 0;
+  let curlS = 0;
+  let curlNoSyncS = 0;
+  console.log('\nround   side    seconds   MiB/s');
+  for (let r = 0; r < o.rounds; r++) {
+    // alternate who goes first, so the machine's drift is shared
+    for (const side of r % 2 === 0 ? (['curl', 'cache'] as const) : (['cache', 'curl'] as const)) {
+      const dir = join(work, `throughput-${side}-${r}`);
+      await fs.mkdir(dir);
+      await syncDisk();
+      if (side === 'curl') {
+        const { seconds, noSyncSeconds } = await curlFiles(m, dir);
+        curlS += seconds;
+        curlNoSyncS += noSyncSeconds;
+        console.log(`${String(r + 1).padEnd(8)}curl ${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}   (${(bytes / MiB / noSyncSeconds).toFixed(1)} before the sync)`);
+      } else {
+        const cache = await ModelCache.open({ root: dir, streams: o.streams });
+        const t = performance.now();
+        const result = await cache.ensure(m);
+        const seconds = (performance.now() - t) / 1000;
+        await cache.close();
+        expectReady(result, 'throughput');
+        if (result.originBytes !== bytes) throw new Error(`throughput: the cache fetched ${result.originBytes} bytes from the origin for a ${bytes}-byte artifact`);
+        cacheS += seconds;
+        console.log(`${String(r + 1).padEnd(8)}cache${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}`);
+      }
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }
+  return { cacheMibS: (bytes * o.rounds) / MiB / cacheS, curlMibS: (bytes * o.rounds) / MiB / curlS, curlNoSyncMibS: (bytes * o.rounds) / MiB / curlNoSyncS };
+}
+
+/** Every file at once: curl to disk, hash, compare, fsync; seconds to the last durable file and to the last verified one. */
+async function curlFiles(m: CacheManifest, dir: string): Promise<{ seconds: number; noSyncSeconds: number }> {
+  const t = performance.now();
+  let verified = 0;
+  await Promise.all(
+    m.files.map(async (f, i) => {
+      const out = join(dir, `f${i}`);
+      await exec('curl', ['-sfL', '--max-redirs', '5', '-o', out, f.sources[0].url]);
+      const digest = f.digest.alg === 'sha256' ? (await exec('openssl', ['dgst', '-sha256', '-r', out])).split(' ')[0] : gitBlobSha1(await fs.readFile(out));
+      if (digest !== f.digest.hex) throw new Error(`curl: ${f.path} hashed to ${digest}, the manifest says ${f.digest.hex}`);
+      verified = Math.max(verified, performance.now());
+      await exec('sync', [out]);
+    }),
+  );
+  return { seconds: (performance.now() - t) / 1000, noSyncSeconds: (verified - t) / 1000 };
+}
+
+function gitBlobSha1(b: Buffer): string {
+  // small files kept in git (config.json): their manifest digest is the git blob id
+  return createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex');
+}
+
+interface FanoutResult {
+  readonly wallS: number;
+  readonly originBytes: number;
+  readonly peerBytes: number;
+  readonly log: string[];
+}
+
+async function fanout(o: Options, origin: HubOrigin, repo: string, m: CacheManifest, work: string, withPeers: boolean): Promise<FanoutResult> {
+  const base = join(work, withPeers ? 'fanout-peers' : 'fanout-alone');
+  await fs.mkdir(base);
+  await syncDisk();
+  const holders: Array<{ name: string; endpoint: PeerEndpoint; serving: number }> = [];
+  const assigned = new Map<string, string>();
+  const nodes: Array<{ name: string; cache: ModelCache; server?: PeerServer }> = [];
+  const log: string[] = [];
+  try {
+    for (let i = 0; i < o.nodes; i++) {
+      const name = `node-${i + 1}`;
+      // the directory the service would build from artifact-nodes: nodes whose copy is Ready, the one chosen to serve this node first
+      const directory: PeerDirectory = {
+        holders: () => {
+          const first = assigned.get(name);
+          return [...holders.filter((h) => h.name === first), ...holders.filter((h) => h.name !== first)].map((h) => h.endpoint);
+        },
+      };
+      const cache = await ModelCache.open({ root: join(base, name), streams: o.streams, ...(withPeers ? { peers: directory } : {}) });
+      nodes.push({ name, cache, server: withPeers ? await servePeerBlobs({ cache, token: PEER_TOKEN }) : undefined });
+    }
+    const before = await origin.bytesServed(repo);
+    const t = performance.now();
+    const at = () => ((performance.now() - t) / 1000).toFixed(1);
+    const results: DeliveryResult[] = [];
+    if (!withPeers) {
+      results.push(...(await Promise.all(nodes.map((n) => n.cache.ensure(m)))));
+    } else {
+      // greedy doubling tree: whenever a Ready node serves nobody, the next waiting node starts from it
+      const waiting = [...nodes];
+      await new Promise<void>((done, fail) => {
+        let running = 0;
+        const start = (n: (typeof nodes)[number], from?: (typeof holders)[number]): void => {
+          running++;
+          if (from) {
+            from.serving++;
+            assigned.set(n.name, from.name);
+          }
+          log.push(`${at()} s: ${n.name} starts from ${from?.name ?? 'the origin'}`);
+          n.cache.ensure(m).then((r) => {
+            running--;
+            results.push(r);
+            if (from) from.serving--;
+            if (r.state !== 'Ready') return fail(new Error(`${n.name}: ${r.reason}: ${r.message}`));
+            log.push(`${at()} s: ${n.name} Ready (origin ${mib(r.originBytes)} MiB, peers ${mib(r.peerBytes)} MiB)`);
+            holders.push({ name: n.name, endpoint: { url: n.server!.url, token: PEER_TOKEN }, serving: 0 });
+            for (const h of holders) while (h.serving === 0 && waiting.length > 0) start(waiting.shift()!, h);
+            if (running === 0 && waiting.length === 0) done();
+          }, fail);
+        };
+        start(waiting.shift()!);
+      });
+    }
+    const wallS = (performance.now() - t) / 1000;
+    for (const r of results) expectReady(r, withPeers ? 'fan-out with peers' : 'fan-out without peers');
+    const originBytes = (await origin.bytesServed(repo)) - before;
+    const peerBytes = results.reduce((n, r) => n + r.peerBytes, 0);
+    // the origin's own counter, not the caches' word for it
+    const counted = results.reduce((n, r) => n + r.originBytes, 0);
+    if (counted !== originBytes) log.push(`note: the caches counted ${counted} origin bytes, the origin sent ${originBytes}`);
+    return { wallS, originBytes, peerBytes, log };
+  } finally {
+    for (const n of nodes) {
+      await n.server?.close();
+      await n.cache.close();
+    }
+    await fs.rm(base, { recursive: true, force: true });
+  }
+}
+
+function expectReady(r: DeliveryResult, what: string): void {
+  if (r.state !== 'Ready') throw new Error(`${what}: ${r.reason}: ${r.message}`);
+}
+
+function exec(command: string, args: string[]): Promise<string> {
+  return new Promise((ok, fail) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4096)));
+    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4096)));
+    child.on('error', (e) => fail(new Error(`${command}: ${e.message}`)));
+    child.on('exit', (code, signal) => (code === 0 ? ok(out) : fail(new Error(`${command} ${args.join(' ')}: exit ${signal ?? code}: ${err.trim()}`))));
+  });
+}
+
+/** Writes of an earlier phase must not be flushed on the next one's time. */
+function syncDisk(): Promise<void> {
+  return exec('sync', []).then(() => undefined);
+}
+
+function total(m: CacheManifest): number {
+  return m.files.reduce((n, f) => n + f.size, 0);
+}
+
+function freeBytes(dir: string): number {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+}
+
+const mib = (b: number): string => (b / MiB).toFixed(0);
+const gib = (b: number): string => (b / GiB).toFixed(1);
