@@ -58,7 +58,7 @@ export function serveWatch(resources: KubeResources, res: ServerResponse, w: Wat
   let closed = false;
   const timers: NodeJS.Timeout[] = []; // at most two: the timeout and the bookmark interval
   const write = (type: WatchEventType, object: unknown): void => {
-    if (closed) return;
+    if (closed || res.writableEnded) return;
     res.write(JSON.stringify({ type, object }) + '\n');
     if (res.writableLength > MAX_BUFFERED_BYTES) finish();
   };

@@ -702,7 +702,8 @@ export class KubeletSimulator {
       c.state = 'terminated';
       c.exitCode = code ?? 128 + (signal ? (SIGNALS[signal] ?? 0) : 0);
       c.lastTerminated = { exitCode: c.exitCode, ...(signal ? { signal: SIGNALS[signal] } : {}), reason: c.exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now() };
-      log.write(`--- ${now()} exited ${code ?? signal}\n`);
+      // The simulator may have closed the log (stop) before a killed child reports its exit.
+      if (!log.writableEnded) log.write(`--- ${now()} exited ${code ?? signal}\n`);
       if (!run.stopped) {
         if ((run.pod.spec?.restartPolicy ?? 'Always') !== 'Never') c.restartCount++;
         this.kick();
@@ -710,7 +711,7 @@ export class KubeletSimulator {
     };
     child.once('exit', onExit);
     child.once('error', (err) => {
-      log.write(`--- spawn error: ${err.message}\n`);
+      if (!log.writableEnded) log.write(`--- spawn error: ${err.message}\n`);
       onExit(127, null);
     });
   }
@@ -767,6 +768,12 @@ export class KubeletSimulator {
           await Promise.race([exited, sleep(graceMs + 2000)]);
           clearTimeout(timer);
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        }
+        // stdout may still deliver after 'exit': detach it before ending the log, or a late
+        // chunk is a "write after end" error.
+        if (c.log) {
+          child.stdout?.unpipe(c.log);
+          child.stderr?.unpipe(c.log);
         }
         c.log?.end();
       }),
