@@ -6,6 +6,7 @@ import { KvStore, LeaderLease, NATS_CONNECTION, ReconcileLoop, type ReconcilePas
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
 import { ArtifactsStore } from './artifacts.store';
+import { secretValue } from '../secret-value';
 import { manifestKey } from './manifests';
 import { ArtifactResolver, ResolveFailure, RETRYABLE_REASONS } from './resolver';
 
@@ -118,7 +119,7 @@ export class ResolutionService implements OnApplicationBootstrap, OnApplicationS
     const checkedAt = new Date();
     let next: Partial<ModelArtifactStatus>;
     try {
-      const resolved = await this.resolver.resolve(spec, (ref) => this.secretValue(spec.namespace, ref.name, ref.key));
+      const resolved = await this.resolver.resolve(spec, (ref) => secretValue(this.secrets!, spec.namespace, ref.name, ref.key));
       // Content-addressed: a digest's manifest is written once and never changes.
       const manifest = { digest: resolved.digest, text: resolved.text, commit: resolved.commit, files: resolved.files };
       await this.store.manifests.modify(manifestKey(resolved.digest), (current) => (current ? undefined : manifest));
@@ -161,11 +162,5 @@ export class ResolutionService implements OnApplicationBootstrap, OnApplicationS
       if (!current || current.value.uid !== entry.value.uid) return undefined;
       return { ...current.value, status: { ...current.value.status!, ...next, checkedAt, nodes: [] } };
     });
-  }
-
-  /** A key of a Secret of the namespace (the hub token), read when needed and never kept or logged. */
-  private async secretValue(namespace: string, name: string, key: string): Promise<string | undefined> {
-    const found = await this.secrets!.get(`${namespace}.${name}`);
-    return found?.value.data[key];
   }
 }

@@ -6,6 +6,7 @@ import { KvMirror, KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass }
 import { ModelCache, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
+import { secretValue } from '../secret-value';
 import { artifactsInUse, cacheManifestOf, hfCoordinates, wantedCopies, type WantedCopy } from './demand';
 
 /** One node's cache and what it is doing. */
@@ -253,8 +254,7 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
 
   private async tokenOf(record: ModelArtifact): Promise<string | undefined> {
     const ref = record.spec?.tokenFromSecret;
-    if (!ref?.name) return undefined;
-    const found = await this.secrets!.get(`${record.spec!.namespace}.${ref.name}`);
-    return found?.value.data[ref.key];
+    return ref?.name ? secretValue(this.secrets!, record.spec!.namespace, ref.name, ref.key) : undefined;
   }
+
 }
