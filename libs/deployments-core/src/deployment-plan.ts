@@ -209,5 +209,6 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
     observedGeneration: input.deployment.generation,
     endpoints: rows.filter((r) => r.state === 'Ready' && r.role === servingRole && r.endpoint).map((r) => r.endpoint),
     templateHash: deploymentTemplateHash(spec),
+    memory: [],
   };
 }
