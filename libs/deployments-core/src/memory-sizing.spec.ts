@@ -1,4 +1,4 @@
-import { ArtifactPhase, ModelArtifact } from '@gpufleet/contracts';
+import { ArtifactPhase, ModelArtifact, type ModelSizing } from '@gpufleet/contracts';
 import { artifactModelOf, chooseTensorParallelSize, GiB, parseModelConfig, weightsFromConfig, type ModelDescription } from '@gpufleet/model-estimate';
 import { modelFixtureConfig } from '@gpufleet/testing';
 import { planDeployment } from './deployment-plan';
@@ -21,7 +21,7 @@ const sizingContext: SizingContext = {
   instanceTypesOfPool: (pool) => (pool === H100_POOL ? [1, 2, 4, 8].map((n) => ({ name: `${pool}.${n}x`, accelerators: n, acceleratorMemoryMib: 81_559 })) : []),
 };
 
-const withArtifact = (sizing: Parameters<typeof deploymentSpec>[0]['sizing'], roles = deploymentSpec().roles) =>
+const withArtifact = (sizing: ModelSizing | undefined, roles = deploymentSpec().roles) =>
   deploymentSpec({ model: '', artifact: 'llama-70b', sizing, roles });
 
 describe('memory sizing of a deployment from its artifact’s model', () => {
