@@ -290,6 +290,9 @@ function fieldProblems(s: Schema, field: FieldDescriptor, parent: MessageDescrip
       return s.type === 'string' ? [] : [`${at}: string, got ${s.type}`];
     case 'TYPE_BOOL':
       return s.type === 'boolean' ? [] : [`${at}: bool, got ${s.type}`];
+    case 'TYPE_DOUBLE':
+    case 'TYPE_FLOAT':
+      return s.type === 'number' ? [] : [`${at}: ${field.type}, got ${s.type}`];
     case 'TYPE_ENUM':
       return s.type === 'string' && s.enum ? [] : [`${at}: enum ${field.typeName}, expected a string with enum`];
     default:

@@ -22,7 +22,7 @@ import { loadConfig } from '@gpufleet/config';
 import { KvStore } from '@gpufleet/messaging';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { startService, type RunningService } from '@gpufleet/service-kit';
-import { freePort, grpcError, startHubSimulator, startNats, waitFor, type HubSimulator, type RunningServer } from '@gpufleet/testing';
+import { freePort, grpcError, startHubSimulator, startNats, waitFor, writeSparseCheckpoint, type HubSimulator, type RunningServer, type SparseCheckpoint } from '@gpufleet/testing';
 import { AppModule } from './app.module';
 import { deliveryConfigSchema } from './config';
 import { NodeCachesService } from './node/node-caches.service';
@@ -36,6 +36,8 @@ let service: RunningService;
 let client: ModelDeliveryServiceClient;
 let cacheDir: string;
 let connection: NatsConnection;
+/** Qwen2.5-7B's real config.json and generated safetensors headers over sparse data (15 GB, a few KiB on disk). */
+let qwen: SparseCheckpoint;
 
 const admin = () => {
   const md = new Metadata();
@@ -75,6 +77,7 @@ async function until(name: string, ok: (a: ModelArtifact) => boolean, what: stri
 }
 
 beforeAll(async () => {
+  qwen = writeSparseCheckpoint('qwen2.5-7b', { dtype: 'BF16', shards: 4, totalSize: 15_231_233_024 });
   [nats, hub] = await Promise.all([
     startNats(),
     startHubSimulator({
@@ -89,6 +92,15 @@ beforeAll(async () => {
                 { path: 'model.safetensors', content: { seed: 'llm', size: WEIGHTS } },
                 { path: 'original/consolidated.pth', content: { seed: 'orig', size: 4096 } },
               ],
+            },
+          ],
+        },
+        {
+          id: 'acme/qwen',
+          commits: [
+            {
+              // Declared oids spare hashing 15 GB of holes: nothing here downloads the shards.
+              files: qwen.files.map((path) => ({ path, content: { file: join(qwen.dir, path), ...(path.endsWith('.safetensors') ? { sha256: createHash('sha256').update(path).digest('hex') } : {}) } })),
             },
           ],
         },
@@ -126,6 +138,7 @@ afterAll(async () => {
   await service?.close();
   await Promise.all([hub?.close(), nats?.stop()]);
   rmSync(cacheDir, { recursive: true, force: true });
+  qwen?.dispose();
 });
 
 afterEach(() => hub.faults.clear());
@@ -203,6 +216,35 @@ describe('ModelDeliveryService', () => {
     await workloads.put('team-a.chat', { ...pod, status: { ...pod.status!, phase: WorkloadPhase.WORKLOAD_PHASE_FINISHED } });
     await waitFor('the lease released', async () => !caches.leasesOf('n2').has('team-a.for-pods') || undefined, { timeoutMs: 10_000 });
     expect(caches.cacheOf('n2')!.trees().find((t) => t.digest === ready.status!.manifestDigest)?.inUse).toBe(0);
+  });
+
+  it('describes the model from its config.json and safetensors headers once resolved, after the hub comes back', async () => {
+    hub.setFault('acme/qwen', 'config.json', { status: 503 });
+    await callUnary(client, client.createArtifact, spec('qwen', { source: { kind: ArtifactSourceKind.ARTIFACT_SOURCE_KIND_HUGGINGFACE, repo: 'acme/qwen', endpoint: '', url: '', path: '' } }), { metadata: admin() });
+    const resolved = await until('qwen', (a) => a.status?.phase === ArtifactPhase.ARTIFACT_PHASE_READY, 'is Ready');
+    // The hub refusing config.json is an outage, not a verdict on the artifact: no error is stored.
+    await waitFor('a description attempt', () => hub.stats.requests.some((r) => r.repo === 'acme/qwen' && r.file === 'config.json' && r.status === 503));
+    expect((await artifact('qwen')).status).toMatchObject({ estimateError: '', modelDigest: '' });
+    expect(resolved.status!.model).toBeUndefined();
+    hub.faults.clear();
+    const described = await until('qwen', (a) => a.status?.modelDigest === a.status?.manifestDigest, 'is described');
+    expect(described.status!.estimateError).toBe('');
+    expect(described.status!.model).toMatchObject({
+      weightsBytes: qwen.dataBytes,
+      weightsSource: 'safetensors-headers',
+      bytesByDtype: { BF16: qwen.dataBytes },
+      shape: { architecture: 'qwen2', layers: 28, hiddenSize: 3584, attentionHeads: 28, kvHeads: 4, headDim: 128, maxContextLength: 131072, attentionBias: true },
+    });
+    // Two range reads per shard, a few KiB each: the 15 GB of weights are never read.
+    const shardReads = hub.stats.requests.filter((r) => r.repo === 'acme/qwen' && r.file?.endsWith('.safetensors'));
+    expect(shardReads.reduce((n, r) => n + r.bytes, 0)).toBeLessThan(1024 * 1024);
+  });
+
+  it('stores why an artifact is not a model, without failing it', async () => {
+    const llm = await until('llm', (a) => a.status?.modelDigest !== '', 'is described');
+    expect(llm.status!.phase).not.toBe(ArtifactPhase.ARTIFACT_PHASE_FAILED);
+    expect(llm.status!.model).toBeUndefined();
+    expect(llm.status!.estimateError).toMatch(/^INVALID_MODEL_CONFIG: config\.json: /);
   });
 
   it('refuses a second artifact of the same name: the spec never changes', async () => {

@@ -13,6 +13,7 @@ import {
   type Workload,
 } from '@gpufleet/contracts';
 import { condition, weightsReadyCondition } from './conditions';
+import { sizedRole, type MemoryVerdict } from './memory-sizing';
 import { deploymentTemplateHash, templateHash } from './template-hash';
 import { endpointOf, logsUrlOf, ownedState, replicaState, type NodeView, type OwnedState, type RecoveryPolicy } from './replica-state';
 
@@ -23,6 +24,8 @@ export interface DeploymentPlanInput extends RecoveryPolicy {
   /** Runtime records of each workload's pods, by workload name. */
   podsOf: (workload: string) => readonly PodRuntimeStatus[];
   nodeOf: (name: string) => NodeView | undefined;
+  /** For a deployment that names an artifact: its memory verdict (memoryVerdict); replicas are held back when it does not admit. */
+  memory?: MemoryVerdict;
 }
 
 export interface DeploymentPlan {
@@ -31,6 +34,8 @@ export interface DeploymentPlan {
   status: ModelDeploymentStatus;
   /** Deletion finished: every replica's workload is gone; remove the record. */
   removeRecord: boolean;
+  /** Replicas the memory verdict keeps from being created, and why. */
+  held?: { create: Array<{ role: string; ordinal: number }>; message: string };
 }
 
 interface Replica {
@@ -57,7 +62,8 @@ export function planDeployment(input: DeploymentPlanInput): DeploymentPlan {
   const { deployment } = input;
   const spec = deployment.spec!;
   const plan: DeploymentPlan = { create: [], delete: [], status: undefined as unknown as ModelDeploymentStatus, removeRecord: false };
-  const hashOf = new Map(spec.roles.map((r) => [r.role, templateHash(spec, r)]));
+  // Replicas run the role with the InstanceType auto tensor parallel chose, and carry its hash.
+  const hashOf = new Map(spec.roles.map((r) => [r.role, templateHash(spec, sizedRole(r, input.memory?.roles))]));
   const replicas: Replica[] = input.workloads.map((w) => {
     const labels = w.spec?.labels ?? {};
     const role = labels[OwnerLabels.role] ?? '';
@@ -77,6 +83,7 @@ export function planDeployment(input: DeploymentPlanInput): DeploymentPlan {
     plan.removeRecord = replicas.length === 0;
   } else {
     decideReplicas(spec.roles.map((r) => ({ role: r.role, replicas: r.replicas })), replicas, plan);
+    if (input.memory && !input.memory.admit) holdBack(plan, input.memory);
   }
   plan.status = statusOf(input, replicas, plan, deleting);
   return plan;
@@ -129,6 +136,17 @@ function decideReplicas(roles: ReadonlyArray<{ role: string; replicas: number }>
   }
 }
 
+/**
+ * No replica is created while the memory estimate is pending or says the model does not fit, and
+ * none is replaced (a replacement could not be created): replicas already running stay.
+ */
+function holdBack(plan: DeploymentPlan, memory: MemoryVerdict): void {
+  // A replica being replaced by the current template would not come back: it stays.
+  plan.delete = plan.delete.filter((d) => !d.reason.includes('replaced by the current template'));
+  plan.held = { create: plan.create, message: memory.message };
+  plan.create = [];
+}
+
 function submitted(r: Replica): number {
   return r.workload.status?.submittedAt?.getTime() ?? 0;
 }
@@ -157,10 +175,11 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
       };
     })
     .sort((a, b) => a.role.localeCompare(b.role) || a.ordinal - b.ordinal || a.workload.localeCompare(b.workload));
-  // Ordinals about to be created show as Pending so the table lists every desired replica.
-  for (const c of plan.create) {
+  // Ordinals about to be created (or held back) show as Pending so the table lists every desired replica.
+  const pending = [...plan.create.map((c) => ({ ...c, message: 'being created' })), ...(plan.held?.create ?? []).map((c) => ({ ...c, message: `held back: ${plan.held!.message}` }))];
+  for (const c of pending) {
     if (!rows.some((r) => r.role === c.role && r.ordinal === c.ordinal && r.state !== 'Terminating')) {
-      rows.push({ role: c.role, ordinal: c.ordinal, workload: '', state: 'Pending', node: '', endpoint: '', acceleratorIds: [], restarts: 0, message: 'being created', updated: true, logsUrl: '' });
+      rows.push({ role: c.role, ordinal: c.ordinal, workload: '', state: 'Pending', node: '', endpoint: '', acceleratorIds: [], restarts: 0, message: c.message, updated: true, logsUrl: '' });
     }
   }
   const desired = spec.roles.reduce((n, r) => n + r.replicas, 0);
@@ -168,7 +187,7 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
   const ready = serving.filter((r) => r.state === 'Ready').length;
   const updated = serving.filter((r) => r.updated && r.workload !== '').length;
   const degraded = serving.some((r) => r.state === 'Restarting' || r.state === 'Failed' || r.state === 'Lost');
-  const allReady = ready === desired && updated === desired && serving.length === desired && plan.create.length === 0 && plan.delete.length === 0;
+  const allReady = ready === desired && updated === desired && serving.length === desired && plan.create.length === 0 && plan.delete.length === 0 && !plan.held;
   const phase = deleting
     ? DeploymentPhase.DEPLOYMENT_PHASE_DELETING
     : degraded
@@ -198,6 +217,9 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
     ),
     // Only for deployments that name an artifact: the others' conditions stay as they were.
     ...(spec.artifact ? [weightsReadyCondition(previous?.conditions, spec.artifact, serving, now)] : []),
+    // MemoryFits: True with the per-GPU need, False with the numbers (INSUFFICIENT_GPU_MEMORY) or
+    // while the estimate is pending (EstimatePending) or cannot be made (NotEstimated).
+    ...(input.memory ? [condition(previous?.conditions, 'MemoryFits', input.memory.fits, input.memory.reason, input.memory.message, now)] : []),
   ];
   return {
     phase,
@@ -209,5 +231,6 @@ function statusOf(input: DeploymentPlanInput, replicas: Replica[], plan: Deploym
     observedGeneration: input.deployment.generation,
     endpoints: rows.filter((r) => r.state === 'Ready' && r.role === servingRole && r.endpoint).map((r) => r.endpoint),
     templateHash: deploymentTemplateHash(spec),
+    memory: (input.memory?.roles ?? []).flatMap((r) => (r.estimate ? [r.estimate] : [])),
   };
 }

@@ -9,6 +9,7 @@ import { engineSpecOf } from './engine-run';
 import { checkArgs, checkEnv, checkLabels, LIMITS } from './limits';
 import { checkEnvFromSecret, layerEnv } from './secrets';
 import { MAX_DEPLOYMENT_NAME, MAX_REPLICAS } from './names';
+import { checkSizing } from './memory-sizing';
 
 /** Pods per replica: a multi-node engine spans a handful of nodes, not a rack. */
 export const MAX_REPLICA_SIZE = 16;
@@ -114,6 +115,7 @@ export function validateDeploymentSpec(raw: ModelDeploymentSpec, ctx: Deployment
     add(problem('engine.multiNode', `${MULTI_NODE_MODES.join(' | ')} (or empty for the engine's default)`, shown(engine.multiNode)));
   }
 
+  for (const p of checkSizing(spec)) add(p);
   validateRoles(spec, ctx, queuePool, add);
   return problems;
 }

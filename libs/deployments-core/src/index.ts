@@ -11,3 +11,4 @@ export * from './ownership';
 export * from './limits';
 export * from './secrets';
 export * from './weight-locality';
+export * from './memory-sizing';

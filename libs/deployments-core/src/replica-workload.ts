@@ -2,6 +2,7 @@ import { OwnerLabels, type DeploymentRole, type ModelDeploymentSpec, type PodRes
 import { replicaWorkloadName } from './names';
 import { layerEnv } from './secrets';
 import { templateHash } from './template-hash';
+import { sizingArgs } from './memory-sizing';
 
 /**
  * The workload that holds one replica's devices and carries what its pods run. One workload per
@@ -39,7 +40,8 @@ export function replicaWorkloadSpec(
         servedModelName: spec.servedModelName,
         // The role's arguments and environment go after (and over) the deployment's; references
         // to Secrets stay references: the node runtime resolves them when it starts the pod.
-        engine: { ...engine, extraArgs: [...engine.extraArgs, ...(role.extraArgs ?? [])], ...layerEnv({ env: engine.env, envFromSecret: engine.envFromSecret ?? {} }, role) },
+        // Sizing flags first: a user's own extraArgs come later and win (the engines take the last).
+        engine: { ...engine, extraArgs: [...sizingArgs(engine.engine, spec.sizing), ...engine.extraArgs, ...(role.extraArgs ?? [])], ...layerEnv({ env: engine.env, envFromSecret: engine.envFromSecret ?? {} }, role) },
         templateHash: templateHash(spec, role),
         artifact: spec.artifact ?? '',
       },

@@ -25,6 +25,8 @@ export function templateHash(spec: ModelDeploymentSpec, role: DeploymentRole): s
   const template = {
     model: spec.model,
     artifact: spec.artifact || undefined,
+    // Unset for deployments written before sizing existed, which keep their hashes.
+    sizing: spec.sizing,
     servedModelName: spec.servedModelName,
     engine: spec.engine && { ...spec.engine, envFromSecret: nonEmpty(spec.engine.envFromSecret) },
     role: {

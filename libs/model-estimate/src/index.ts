@@ -10,3 +10,5 @@ export * from './kv-cache';
 export * from './estimate';
 export * from './tensor-parallel';
 export * from './artifact';
+export * from './http-range-reader';
+export * from './artifact-model';

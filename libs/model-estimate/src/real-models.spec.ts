@@ -4,7 +4,7 @@ import { DirectoryRangeReader, type RangeReader } from './range-reader';
 import { describeArtifact, weightsFromConfig } from './artifact';
 import { estimateMemory } from './estimate';
 import { parseModelConfig } from './model-config';
-import { writeSparseCheckpoint, type SparseCheckpoint } from './__fixtures__/checkpoints';
+import { writeSparseCheckpoint, type SparseCheckpoint } from '@gpufleet/testing';
 
 /**
  * Published sizes of real models (see __fixtures__/README.md for where each number comes from).

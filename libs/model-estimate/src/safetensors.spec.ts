@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describeArtifact } from './artifact';
 import { DirectoryRangeReader } from './range-reader';
 import { MAX_SAFETENSORS_HEADER_BYTES, parseSafetensorsIndex, readSafetensorsHeader } from './safetensors';
-import { writeSparseSafetensors } from './__fixtures__/checkpoints';
+import { writeSparseSafetensors } from '@gpufleet/testing';
 
 let dir: string;
 let reader: DirectoryRangeReader;

@@ -9,3 +9,4 @@ export * from './kube-apiserver';
 export * from './kubelet-sim';
 export * from './hf-hub';
 export * from './range-origin';
+export * from './model-checkpoints';

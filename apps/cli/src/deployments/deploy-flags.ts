@@ -133,5 +133,6 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
       },
     ],
     labels: {},
+    sizing: undefined,
   };
 }

@@ -1,4 +1,5 @@
 import { ArtifactPhase, ArtifactSourceKind, type ArtifactNodeStatus, type ArtifactSource, type ModelArtifact } from '@gpufleet/contracts';
+import { estimateMemory, GiB, modelDescriptionOf, type MemoryEstimate } from '@gpufleet/model-estimate';
 import { Column, age } from './format';
 
 /** 1536 → "1.5Ki": bytes in the binary units of `kubectl` (B, Ki, Mi, Gi, Ti). */
@@ -100,7 +101,35 @@ export function describeArtifact(a: ModelArtifact): string {
   if (spec?.expectedDigest) lines.push(`Expected:      ${spec.expectedDigest}`);
   if (spec?.tokenFromSecret?.name) lines.push(`Token:         secret:${spec.tokenFromSecret.name}/${spec.tokenFromSecret.key}`);
   lines.push(`Resolved:      ${status?.resolvedAt?.toISOString() ?? '-'}   Checked: ${status?.checkedAt?.toISOString() ?? '-'}`);
+  lines.push(...modelLines(a));
   const nodes = status?.nodes ?? [];
   lines.push(nodes.length ? 'Nodes:' : 'Nodes:         none holds it yet', ...nodes.map(nodeLine));
   return lines.join('\n');
+}
+
+const gib = (value: number): string => `${(value / GiB).toFixed(1)} GiB`;
+
+/** One estimate's per-GPU breakdown, as `describe` prints it for artifacts and deployments. */
+export function breakdownLine(e: Pick<MemoryEstimate['perGpu'], 'weights' | 'kvCache' | 'activations' | 'cudaGraphs' | 'total'>): string {
+  return `weights ${gib(e.weights)} + KV cache ${gib(e.kvCache)} + activations ${gib(e.activations)} + CUDA graphs ${gib(e.cudaGraphs)} = ${gib(e.total)} per GPU (after the utilisation share)`;
+}
+
+/** The model read from the artifact, and an example estimate at its own max context (one sequence, TP 1, vLLM's defaults). */
+function modelLines(a: ModelArtifact): string[] {
+  const status = a.status;
+  if (status?.estimateError) return [`Model:         not described: ${status.estimateError}`];
+  const model = modelDescriptionOf(status?.model);
+  if (!model || status?.modelDigest !== status?.manifestDigest) return status?.manifestDigest ? ['Model:         being described (config.json and weight headers)'] : [];
+  const s = model.shape;
+  const dtypes = Object.entries(model.weights.byDtype ?? {}).map(([dtype, size]) => `${dtype} ${bytes(size)}`);
+  const attention = s.mla ? `MLA (kv_lora_rank ${s.mla.kvLoraRank})` : `${s.attentionHeads} heads, ${s.kvHeads} KV heads of ${s.headDim}`;
+  const lines = [
+    `Model:         ${s.architecture}, ${s.layers} layers, hidden ${s.hiddenSize}, ${attention}${s.moe ? `, MoE ${s.moe.expertsPerToken} of ${s.moe.experts} experts` : ''}${s.slidingWindow ? `, sliding window ${s.slidingWindow}` : ''}${s.maxContextLength ? `, max context ${s.maxContextLength}` : ''}`,
+    `Weights:       ${bytes(model.weights.bytes)} from ${model.weights.source}${dtypes.length ? ` (${dtypes.join(', ')})` : ''}${model.weights.parameters ? `, ${model.weights.parameters} parameters` : ''}`,
+  ];
+  if (s.maxContextLength) {
+    const e = estimateMemory(model, {});
+    lines.push(`Estimate:      at ${e.contextLength} tokens x 1 sequence, tensor-parallel 1, ${e.gpuMemoryUtilization} utilisation: ${breakdownLine(e.perGpu)}`);
+  }
+  return lines;
 }

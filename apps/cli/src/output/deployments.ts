@@ -1,3 +1,4 @@
+import { breakdownLine } from './artifacts';
 import { DeploymentPhase, DeploymentRole, EngineConfig, ModelDeployment, ReplicaStatus } from '@gpufleet/contracts';
 import { Column, age, renderTable } from './format';
 import { podRequest } from './workloads';
@@ -116,6 +117,12 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
       { header: 'SINCE', value: (c) => age(c.lastTransition, now) },
       { header: 'MESSAGE', value: (c) => c.message },
     ], false)));
+  }
+  for (const m of status?.memory ?? []) {
+    lines.push(
+      `Memory:        ${m.role} on ${m.instanceType}: tensor-parallel ${m.tensorParallelSize}, ${m.contextLength} tokens x ${m.concurrency} sequences, ${m.gpuMemoryUtilization} utilisation, ${m.fits ? 'fits' : 'does not fit'} ${(m.gpuMemoryBytes / 1024 ** 3).toFixed(1)} GiB GPUs`,
+      `               ${breakdownLine({ weights: m.weightsBytes, kvCache: m.kvCacheBytes, activations: m.activationsBytes, cudaGraphs: m.cudaGraphsBytes, total: m.totalBytes })}`,
+    );
   }
   const replicas = status?.replicas ?? [];
   lines.push(replicas.length ? `Replicas:\n${indent(renderTable(replicas, replicaColumns, false))}` : 'Replicas:      none yet');

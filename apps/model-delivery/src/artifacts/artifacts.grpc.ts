@@ -54,7 +54,7 @@ export class ArtifactsGrpc {
       const id = workloadKey(spec.namespace, spec.name);
       const artifact: ModelArtifact = {
         spec,
-        status: { phase: ArtifactPhase.ARTIFACT_PHASE_RESOLVING, commit: '', manifestDigest: '', fileCount: 0, totalBytes: 0, reason: '', message: 'waiting to be resolved', resolvedAt: undefined, checkedAt: undefined, nodes: [] },
+        status: { phase: ArtifactPhase.ARTIFACT_PHASE_RESOLVING, commit: '', manifestDigest: '', fileCount: 0, totalBytes: 0, reason: '', message: 'waiting to be resolved', resolvedAt: undefined, checkedAt: undefined, nodes: [], model: undefined, estimateError: '', modelDigest: '' },
         createdAt: new Date(),
         uid: randomUUID(),
       };

@@ -5,6 +5,7 @@ import { ArtifactPhase, Buckets, Lease, Secret, type ModelArtifactStatus } from 
 import { KvStore, LeaderLease, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
+import { artifactModelOf, describeArtifact, HttpRangeReader, ModelEstimateError, RangeReadError } from '@gpufleet/model-estimate';
 import { ArtifactsStore } from './artifacts.store';
 import { secretValue } from '../secret-value';
 import { manifestKey } from './manifests';
@@ -31,6 +32,16 @@ export function resolutionDue(status: ModelArtifactStatus | undefined, nowMs: nu
 }
 
 /**
+ * Whether the artifact's manifest still needs a model description: it has a manifest that the
+ * status does not describe yet (or described from another digest).
+ */
+export function descriptionDue(status: ModelArtifactStatus | undefined): boolean {
+  if (!status?.manifestDigest) return false;
+  if (status.phase !== ArtifactPhase.ARTIFACT_PHASE_READY && status.phase !== ArtifactPhase.ARTIFACT_PHASE_DEGRADED) return false;
+  return status.modelDigest !== status.manifestDigest;
+}
+
+/**
  * The control role's one controller: the leader (lease "model-delivery") resolves new artifacts
  * to manifests, retries those whose source was down, and revalidates resolved ones. A resolved
  * artifact whose source fails later turns Degraded and keeps its manifest: node caches go on
@@ -43,6 +54,8 @@ export class ResolutionService implements OnApplicationBootstrap, OnApplicationS
   private secrets?: KvStore<Secret>;
   private readonly loop: ReconcileLoop;
   readonly holder = `model-delivery@${hostname()}/${process.pid}`;
+  /** Artifact key → when its description last failed for a transient reason (ms): retried after RETRY_S. */
+  private readonly describeFailedAt = new Map<string, number>();
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -108,6 +121,52 @@ export class ResolutionService implements OnApplicationBootstrap, OnApplicationS
     const now = Date.now();
     const due = [...this.store.artifacts.entries].filter(([, e]) => resolutionDue(e.value.status, now, this.config) !== undefined);
     await run.each(due, ([key]) => key, ([key]) => this.resolveOne(key), { parallel: true });
+    const describe = [...this.store.artifacts.entries].filter(
+      ([key, e]) => descriptionDue(e.value.status) && now - (this.describeFailedAt.get(key) ?? -Infinity) >= this.config.RETRY_S * 1000,
+    );
+    // One at a time: each reads a few headers, and a hub is better not hit by every artifact at once.
+    await run.each(describe, ([key]) => `describe ${key}`, ([key]) => this.describeOne(key));
+  }
+
+  /**
+   * Reads what the weights are from the artifact itself (config.json and the safetensors headers
+   * or GGUF metadata, a few KiB per file through Range requests) and stores it in the status. An
+   * artifact that is not a model, or whose headers are malformed, gets `estimateError` (its phase
+   * is unaffected); a hub that does not answer leaves it undescribed, tried again after RETRY_S.
+   */
+  private async describeOne(key: string): Promise<void> {
+    const entry = this.store.artifacts.get(key);
+    const spec = entry?.value.spec;
+    const digest = entry?.value.status?.manifestDigest;
+    if (!entry || !spec || !digest) return;
+    const manifest = (await this.store.manifests.get(manifestKey(digest)))?.value;
+    if (!manifest) return; // written before the status names it; the next pass finds it
+    const tokenRef = spec.tokenFromSecret;
+    const reader = new HttpRangeReader(
+      manifest.files.map((f) => ({ path: f.path, url: f.downloadUrl, needsToken: f.needsToken, size: f.size })),
+      {
+        requestTimeoutMs: this.config.RESOLVE_TIMEOUT_S * 1000,
+        token: async () => (tokenRef?.name ? secretValue(this.secrets!, spec.namespace, tokenRef.name, tokenRef.key) : undefined),
+      },
+    );
+    let next: Pick<ModelArtifactStatus, 'model' | 'estimateError'>;
+    try {
+      next = { model: artifactModelOf(await describeArtifact(reader, manifest.files.map((f) => f.path))), estimateError: '' };
+    } catch (err) {
+      if (err instanceof ModelEstimateError || (err instanceof RangeReadError && !err.transient)) {
+        next = { model: undefined, estimateError: err.message };
+      } else {
+        this.describeFailedAt.set(key, Date.now());
+        this.logger.warn({ artifact: key, err }, `artifact ${key}: reading its model description failed, tried again in ${this.config.RETRY_S} s: ${(err as Error).message}`);
+        return;
+      }
+    }
+    this.describeFailedAt.delete(key);
+    await this.store.artifacts.store.modify(key, (current) => {
+      if (!current || current.value.uid !== entry.value.uid || current.value.status?.manifestDigest !== digest) return undefined;
+      return { ...current.value, status: { ...current.value.status, ...next, modelDigest: digest, nodes: [] } };
+    });
+    this.logger.info({ artifact: key, requests: reader.requests }, next.model ? `artifact ${key}: ${next.model.shape?.architecture} model, ${next.model.weightsBytes} bytes of weights (${next.model.weightsSource})` : `artifact ${key}: no model description: ${next.estimateError}`);
   }
 
   private async resolveOne(key: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DeploymentPhase, Events, ModelDeployment, ModelDeploymentStatus, type Workload } from '@gpufleet/contracts';
-import { planDeployment, randomSuffix, replicaWorkloadSpec, rolePool, roleResources, withOwnerUid } from '@gpufleet/deployments-core';
+import { memoryVerdict, planDeployment, randomSuffix, replicaWorkloadSpec, rolePool, roleResources, sizedRole, withOwnerUid } from '@gpufleet/deployments-core';
 import { workloadKey } from '../scheduling/workload-keys';
 import { OwnerController, OwnerControllerKit, sameJson, type PlanInputs } from './owner-controller';
 
@@ -22,10 +22,14 @@ export class DeploymentController extends OwnerController<ModelDeployment> {
   protected async reconcile(key: string, deployment: ModelDeployment, revision: number, owned: Workload[], inputs: PlanInputs): Promise<void> {
     const spec = deployment.spec!;
     const ns = spec.namespace;
-    const plan = planDeployment({ ...inputs, deployment, workloads: owned, podsOf: (w) => inputs.podsOf(ns, w) });
+    // Memory sizing from the artifact's model description: holds replicas back while it is
+    // pending or says the model does not fit, and names the InstanceType auto tensor parallel chose.
+    const memory = spec.artifact ? memoryVerdict(spec, this.kit.ctx.artifactModel(ns, spec.artifact), this.kit.ctx) : undefined;
+    const plan = planDeployment({ ...inputs, deployment, workloads: owned, podsOf: (w) => inputs.podsOf(ns, w), ...(memory ? { memory } : {}) });
     for (const d of plan.delete) await this.owned.delete(workloadKey(ns, d.workload), `deployment ${key}: ${d.reason}`);
     for (const c of plan.create) {
-      const role = spec.roles.find((r) => r.role === c.role);
+      const declared = spec.roles.find((r) => r.role === c.role);
+      const role = declared && sizedRole(declared, memory?.roles);
       const resources = role && roleResources(role, this.kit.ctx);
       if (!role || !resources) {
         this.owned.noteFailure(key, `role ${c.role}: its InstanceType ${role?.instanceType ?? ''} no longer exists`, inputs.now);

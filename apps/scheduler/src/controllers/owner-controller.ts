@@ -70,7 +70,8 @@ export abstract class OwnerController<T> {
     if (this.loop.isActive) return;
     const kick = () => this.loop.kick();
     const { store, capacity } = this.kit;
-    this.unsubscribe = [this.records().listen(kick), store.workloads.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick)];
+    // Artifacts too: a deployment's replicas wait for its artifact's model description.
+    this.unsubscribe = [this.records().listen(kick), store.workloads.listen(kick), store.pods.listen(kick), store.artifacts.listen(kick), capacity.onNodeChanged(kick)];
     this.loop.start();
   }
 

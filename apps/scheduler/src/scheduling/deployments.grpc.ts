@@ -4,7 +4,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DeploymentPhase, DeploymentServiceServer, ModelDeployment, ModelDeploymentSpec, ModelDeploymentStatus, parseWorkloadKey, WatchDeploymentsResponse } from '@gpufleet/contracts';
 import { GrpcError, invalidArgument, notFound, paginate, serverStream, unary, watchSender } from '@gpufleet/grpc-kit';
 import { RevisionConflictError } from '@gpufleet/messaging';
-import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool } from '@gpufleet/deployments-core';
+import { normalizeDeploymentSpec, replicaWorkloadSpec, roleResources, validateDeploymentSpec, rolePool, sizeDeployment, sizedRole, unfit, type RoleSizing } from '@gpufleet/deployments-core';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from '../config';
 import { WorkloadApiContext } from './workload-api-context';
 import { requireSpecSize } from './request-names';
@@ -32,8 +32,25 @@ export class DeploymentsGrpc {
     const spec = normalizeDeploymentSpec(raw);
     await this.ctx.submitter.defaultQueues.ensureLocalQueue(spec.namespace, spec.localQueue);
     const problems = validateDeploymentSpec(spec, this.ctx);
+    // With a described artifact, the memory estimate refuses what cannot fit and picks the
+    // tensor-parallel size; an artifact still being described is accepted (MemoryFits says).
+    let sized: RoleSizing[] | undefined;
+    if (problems.length === 0 && spec.artifact) {
+      const state = this.ctx.artifactModel(spec.namespace, spec.artifact);
+      if (state.kind === 'described') {
+        const sizing = sizeDeployment(spec, state.model, this.ctx);
+        if (sizing.problems.length > 0) this.ctx.refuse(sizing.problems);
+        const refused = unfit(sizing.roles);
+        if (refused.length > 0) {
+          const first = sizing.roles.find((r) => !r.fits)!;
+          throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, 'INSUFFICIENT_GPU_MEMORY', refused.join('; ').replace(/INSUFFICIENT_GPU_MEMORY: /g, ''), `roles[${first.index}].instanceType`);
+        }
+        sized = sizing.roles;
+      }
+    }
     if (problems.length === 0) {
-      spec.roles.forEach((role, i) => {
+      spec.roles.forEach((declared, i) => {
+        const role = sizedRole(declared, sized);
         const resources = roleResources(role, this.ctx);
         if (resources) problems.push(...this.ctx.workloadProblems(replicaWorkloadSpec(spec, role, 0, resources, 'check', rolePool(role, this.ctx)), `roles[${i}]`).filter((p) => p.field !== 'name'));
       });

@@ -3,7 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { PodResources, WorkloadSpec } from '@gpufleet/contracts';
 import { GrpcError, notFound, unavailable } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import type { DeploymentValidationContext, InstanceTypeResolution } from '@gpufleet/deployments-core';
+import { artifactModelState, type ArtifactModelState, type DeploymentValidationContext, type FamilyMember, type InstanceTypeResolution, type SizingContext } from '@gpufleet/deployments-core';
 import { describeProblems, isManagedQueue, missingLocalQueueExpectation, routeLocalQueue, type ValidationProblem } from '@gpufleet/scheduling-core';
 import { CapacityStateService } from '../capacity/capacity-state.service';
 import { SchedulingStore } from './scheduling-store.service';
@@ -13,7 +13,7 @@ import { storeKey, workloadKey } from './workload-keys';
 
 /** What DeploymentService and InstanceService share: readiness, name checks, queue and InstanceType lookups. */
 @Injectable()
-export class WorkloadApiContext implements DeploymentValidationContext {
+export class WorkloadApiContext implements DeploymentValidationContext, SizingContext {
   constructor(
     readonly store: SchedulingStore,
     readonly capacity: CapacityStateService,
@@ -49,6 +49,19 @@ export class WorkloadApiContext implements DeploymentValidationContext {
       memoryMib: it.unit.memoryMib,
     };
     return { pool: it.pool, resources, ...(it.unit.acceleratorMemoryMib ? { acceleratorMemoryMib: it.unit.acceleratorMemoryMib } : {}) };
+  }
+
+  /** The GPU InstanceTypes of a pool (`<pool>.<N>x`), for auto tensor parallel. */
+  instanceTypesOfPool(pool: string): FamilyMember[] {
+    return this.capacity.model
+      .listInstanceTypes()
+      .filter((it) => it.pool === pool && (it.unit?.accelerators ?? 0) > 0)
+      .map((it) => ({ name: it.name, accelerators: it.unit!.accelerators, ...(it.unit!.acceleratorMemoryMib ? { acceleratorMemoryMib: it.unit!.acceleratorMemoryMib } : {}) }));
+  }
+
+  /** What the artifact's status says about its model (model delivery describes it after resolving). */
+  artifactModel(namespace: string, name: string): ArtifactModelState {
+    return artifactModelState(name, this.store.artifacts.get(`${namespace}.${name}`)?.value);
   }
 
   /** Keyed as model delivery writes the artifacts bucket: "<namespace>.<name>". */

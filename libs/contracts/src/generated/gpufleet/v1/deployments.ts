@@ -156,11 +156,59 @@ export interface ModelDeploymentSpec {
    * gives the engine its path (`{{model_path}}`); `model` may then be left empty.
    */
   artifact: string;
+  /**
+   * How the replicas are sized for GPU memory (vLLM's flags); used with an artifact whose model
+   * is described to refuse a deployment that cannot fit and to pick the tensor-parallel size.
+   */
+  sizing: ModelSizing | undefined;
 }
 
 export interface ModelDeploymentSpec_LabelsEntry {
   key: string;
   value: string;
+}
+
+/** Unset fields take vLLM's defaults (or the engine preset's). */
+export interface ModelSizing {
+  /** Tokens per sequence (--max-model-len); 0: the model's max_position_embeddings. */
+  contextLength: number;
+  /** Sequences of context_length the KV cache must hold at once; 0: 1. */
+  concurrency: number;
+  /** Share of each GPU the engine may take (--gpu-memory-utilization), in (0, 1]; 0: the preset's. */
+  gpuMemoryUtilization: number;
+  /** --kv-cache-dtype: "auto" (the model's dtype), "fp8", "fp8_e4m3", "fp8_e5m2"; empty: auto. */
+  kvCacheDtype: string;
+  /**
+   * Pick the smallest tensor-parallel size that fits: each role's instance_type names the
+   * family, and its "<pool>.<N>x" sibling with N GPUs is used.
+   */
+  autoTensorParallel: boolean;
+}
+
+/** The memory estimate a role's replicas were sized with (docs/model-estimate.md). Bytes. */
+export interface RoleMemoryEstimate {
+  role: string;
+  /** The InstanceType the replicas get (auto_tensor_parallel may have chosen it). */
+  instanceType: string;
+  tensorParallelSize: number;
+  /**
+   * Per GPU: weights, KV cache, activations, CUDA graphs, and the total the GPU must have
+   * ((sum) / gpu_memory_utilization).
+   */
+  weightsBytes: number;
+  kvCacheBytes: number;
+  activationsBytes: number;
+  cudaGraphsBytes: number;
+  totalBytes: number;
+  /** Memory of one GPU of the InstanceType. */
+  gpuMemoryBytes: number;
+  contextLength: number;
+  concurrency: number;
+  gpuMemoryUtilization: number;
+  kvCacheBytesPerToken: number;
+  fits: boolean;
+  /** Why it does not fit (INSUFFICIENT_GPU_MEMORY: … with the numbers). */
+  message: string;
 }
 
 export interface Condition {
@@ -211,6 +259,8 @@ export interface ModelDeploymentStatus {
   endpoints: string[];
   /** Template hash of the current spec. */
   templateHash: string;
+  /** Per role, the memory estimate from the artifact's model (empty until it is described). */
+  memory: RoleMemoryEstimate[];
 }
 
 export interface ModelDeployment {
@@ -798,6 +848,7 @@ function createBaseModelDeploymentSpec(): ModelDeploymentSpec {
     roles: [],
     labels: {},
     artifact: "",
+    sizing: undefined,
   };
 }
 
@@ -832,6 +883,9 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
     });
     if (message.artifact !== "") {
       writer.uint32(82).string(message.artifact);
+    }
+    if (message.sizing !== undefined) {
+      ModelSizing.encode(message.sizing, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -932,6 +986,14 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
             message.artifact = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.sizing = ModelSizing.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -977,6 +1039,7 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
         )
         : {},
       artifact: isSet(object.artifact) ? globalThis.String(object.artifact) : "",
+      sizing: isSet(object.sizing) ? ModelSizing.fromJSON(object.sizing) : undefined,
     };
   },
 
@@ -1018,6 +1081,9 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
     if (message.artifact !== "") {
       obj.artifact = message.artifact;
     }
+    if (message.sizing !== undefined) {
+      obj.sizing = ModelSizing.toJSON(message.sizing);
+    }
     return obj;
   },
 
@@ -1046,6 +1112,9 @@ export const ModelDeploymentSpec: MessageFns<ModelDeploymentSpec> = {
       {},
     );
     message.artifact = object.artifact ?? "";
+    message.sizing = (object.sizing !== undefined && object.sizing !== null)
+      ? ModelSizing.fromPartial(object.sizing)
+      : undefined;
     return message;
   },
 };
@@ -1133,6 +1202,508 @@ export const ModelDeploymentSpec_LabelsEntry: MessageFns<ModelDeploymentSpec_Lab
     const message = createBaseModelDeploymentSpec_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseModelSizing(): ModelSizing {
+  return { contextLength: 0, concurrency: 0, gpuMemoryUtilization: 0, kvCacheDtype: "", autoTensorParallel: false };
+}
+
+export const ModelSizing: MessageFns<ModelSizing> = {
+  encode(message: ModelSizing, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.contextLength !== 0) {
+      writer.uint32(8).uint32(message.contextLength);
+    }
+    if (message.concurrency !== 0) {
+      writer.uint32(16).uint32(message.concurrency);
+    }
+    if (message.gpuMemoryUtilization !== 0) {
+      writer.uint32(25).double(message.gpuMemoryUtilization);
+    }
+    if (message.kvCacheDtype !== "") {
+      writer.uint32(34).string(message.kvCacheDtype);
+    }
+    if (message.autoTensorParallel !== false) {
+      writer.uint32(40).bool(message.autoTensorParallel);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelSizing {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelSizing();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.contextLength = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.concurrency = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.gpuMemoryUtilization = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kvCacheDtype = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.autoTensorParallel = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelSizing {
+    return {
+      contextLength: isSet(object.contextLength)
+        ? globalThis.Number(object.contextLength)
+        : isSet(object.context_length)
+        ? globalThis.Number(object.context_length)
+        : 0,
+      concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : 0,
+      gpuMemoryUtilization: isSet(object.gpuMemoryUtilization)
+        ? globalThis.Number(object.gpuMemoryUtilization)
+        : isSet(object.gpu_memory_utilization)
+        ? globalThis.Number(object.gpu_memory_utilization)
+        : 0,
+      kvCacheDtype: isSet(object.kvCacheDtype)
+        ? globalThis.String(object.kvCacheDtype)
+        : isSet(object.kv_cache_dtype)
+        ? globalThis.String(object.kv_cache_dtype)
+        : "",
+      autoTensorParallel: isSet(object.autoTensorParallel)
+        ? globalThis.Boolean(object.autoTensorParallel)
+        : isSet(object.auto_tensor_parallel)
+        ? globalThis.Boolean(object.auto_tensor_parallel)
+        : false,
+    };
+  },
+
+  toJSON(message: ModelSizing): unknown {
+    const obj: any = {};
+    if (message.contextLength !== 0) {
+      obj.contextLength = Math.round(message.contextLength);
+    }
+    if (message.concurrency !== 0) {
+      obj.concurrency = Math.round(message.concurrency);
+    }
+    if (message.gpuMemoryUtilization !== 0) {
+      obj.gpuMemoryUtilization = floatToJson(message.gpuMemoryUtilization);
+    }
+    if (message.kvCacheDtype !== "") {
+      obj.kvCacheDtype = message.kvCacheDtype;
+    }
+    if (message.autoTensorParallel !== false) {
+      obj.autoTensorParallel = message.autoTensorParallel;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelSizing>, I>>(base?: I): ModelSizing {
+    return ModelSizing.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelSizing>, I>>(object: I): ModelSizing {
+    const message = createBaseModelSizing();
+    message.contextLength = object.contextLength ?? 0;
+    message.concurrency = object.concurrency ?? 0;
+    message.gpuMemoryUtilization = object.gpuMemoryUtilization ?? 0;
+    message.kvCacheDtype = object.kvCacheDtype ?? "";
+    message.autoTensorParallel = object.autoTensorParallel ?? false;
+    return message;
+  },
+};
+
+function createBaseRoleMemoryEstimate(): RoleMemoryEstimate {
+  return {
+    role: "",
+    instanceType: "",
+    tensorParallelSize: 0,
+    weightsBytes: 0,
+    kvCacheBytes: 0,
+    activationsBytes: 0,
+    cudaGraphsBytes: 0,
+    totalBytes: 0,
+    gpuMemoryBytes: 0,
+    contextLength: 0,
+    concurrency: 0,
+    gpuMemoryUtilization: 0,
+    kvCacheBytesPerToken: 0,
+    fits: false,
+    message: "",
+  };
+}
+
+export const RoleMemoryEstimate: MessageFns<RoleMemoryEstimate> = {
+  encode(message: RoleMemoryEstimate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.role !== "") {
+      writer.uint32(10).string(message.role);
+    }
+    if (message.instanceType !== "") {
+      writer.uint32(18).string(message.instanceType);
+    }
+    if (message.tensorParallelSize !== 0) {
+      writer.uint32(24).uint32(message.tensorParallelSize);
+    }
+    if (message.weightsBytes !== 0) {
+      writer.uint32(32).uint64(message.weightsBytes);
+    }
+    if (message.kvCacheBytes !== 0) {
+      writer.uint32(40).uint64(message.kvCacheBytes);
+    }
+    if (message.activationsBytes !== 0) {
+      writer.uint32(48).uint64(message.activationsBytes);
+    }
+    if (message.cudaGraphsBytes !== 0) {
+      writer.uint32(56).uint64(message.cudaGraphsBytes);
+    }
+    if (message.totalBytes !== 0) {
+      writer.uint32(64).uint64(message.totalBytes);
+    }
+    if (message.gpuMemoryBytes !== 0) {
+      writer.uint32(72).uint64(message.gpuMemoryBytes);
+    }
+    if (message.contextLength !== 0) {
+      writer.uint32(80).uint32(message.contextLength);
+    }
+    if (message.concurrency !== 0) {
+      writer.uint32(88).uint32(message.concurrency);
+    }
+    if (message.gpuMemoryUtilization !== 0) {
+      writer.uint32(97).double(message.gpuMemoryUtilization);
+    }
+    if (message.kvCacheBytesPerToken !== 0) {
+      writer.uint32(104).uint64(message.kvCacheBytesPerToken);
+    }
+    if (message.fits !== false) {
+      writer.uint32(112).bool(message.fits);
+    }
+    if (message.message !== "") {
+      writer.uint32(122).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RoleMemoryEstimate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRoleMemoryEstimate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.instanceType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tensorParallelSize = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.weightsBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.kvCacheBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.activationsBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.cudaGraphsBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.totalBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.gpuMemoryBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.contextLength = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.concurrency = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.gpuMemoryUtilization = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.kvCacheBytesPerToken = longToNumber(reader.uint64());
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.fits = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RoleMemoryEstimate {
+    return {
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      instanceType: isSet(object.instanceType)
+        ? globalThis.String(object.instanceType)
+        : isSet(object.instance_type)
+        ? globalThis.String(object.instance_type)
+        : "",
+      tensorParallelSize: isSet(object.tensorParallelSize)
+        ? globalThis.Number(object.tensorParallelSize)
+        : isSet(object.tensor_parallel_size)
+        ? globalThis.Number(object.tensor_parallel_size)
+        : 0,
+      weightsBytes: isSet(object.weightsBytes)
+        ? globalThis.Number(object.weightsBytes)
+        : isSet(object.weights_bytes)
+        ? globalThis.Number(object.weights_bytes)
+        : 0,
+      kvCacheBytes: isSet(object.kvCacheBytes)
+        ? globalThis.Number(object.kvCacheBytes)
+        : isSet(object.kv_cache_bytes)
+        ? globalThis.Number(object.kv_cache_bytes)
+        : 0,
+      activationsBytes: isSet(object.activationsBytes)
+        ? globalThis.Number(object.activationsBytes)
+        : isSet(object.activations_bytes)
+        ? globalThis.Number(object.activations_bytes)
+        : 0,
+      cudaGraphsBytes: isSet(object.cudaGraphsBytes)
+        ? globalThis.Number(object.cudaGraphsBytes)
+        : isSet(object.cuda_graphs_bytes)
+        ? globalThis.Number(object.cuda_graphs_bytes)
+        : 0,
+      totalBytes: isSet(object.totalBytes)
+        ? globalThis.Number(object.totalBytes)
+        : isSet(object.total_bytes)
+        ? globalThis.Number(object.total_bytes)
+        : 0,
+      gpuMemoryBytes: isSet(object.gpuMemoryBytes)
+        ? globalThis.Number(object.gpuMemoryBytes)
+        : isSet(object.gpu_memory_bytes)
+        ? globalThis.Number(object.gpu_memory_bytes)
+        : 0,
+      contextLength: isSet(object.contextLength)
+        ? globalThis.Number(object.contextLength)
+        : isSet(object.context_length)
+        ? globalThis.Number(object.context_length)
+        : 0,
+      concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : 0,
+      gpuMemoryUtilization: isSet(object.gpuMemoryUtilization)
+        ? globalThis.Number(object.gpuMemoryUtilization)
+        : isSet(object.gpu_memory_utilization)
+        ? globalThis.Number(object.gpu_memory_utilization)
+        : 0,
+      kvCacheBytesPerToken: isSet(object.kvCacheBytesPerToken)
+        ? globalThis.Number(object.kvCacheBytesPerToken)
+        : isSet(object.kv_cache_bytes_per_token)
+        ? globalThis.Number(object.kv_cache_bytes_per_token)
+        : 0,
+      fits: isSet(object.fits) ? globalThis.Boolean(object.fits) : false,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: RoleMemoryEstimate): unknown {
+    const obj: any = {};
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.instanceType !== "") {
+      obj.instanceType = message.instanceType;
+    }
+    if (message.tensorParallelSize !== 0) {
+      obj.tensorParallelSize = Math.round(message.tensorParallelSize);
+    }
+    if (message.weightsBytes !== 0) {
+      obj.weightsBytes = Math.round(message.weightsBytes);
+    }
+    if (message.kvCacheBytes !== 0) {
+      obj.kvCacheBytes = Math.round(message.kvCacheBytes);
+    }
+    if (message.activationsBytes !== 0) {
+      obj.activationsBytes = Math.round(message.activationsBytes);
+    }
+    if (message.cudaGraphsBytes !== 0) {
+      obj.cudaGraphsBytes = Math.round(message.cudaGraphsBytes);
+    }
+    if (message.totalBytes !== 0) {
+      obj.totalBytes = Math.round(message.totalBytes);
+    }
+    if (message.gpuMemoryBytes !== 0) {
+      obj.gpuMemoryBytes = Math.round(message.gpuMemoryBytes);
+    }
+    if (message.contextLength !== 0) {
+      obj.contextLength = Math.round(message.contextLength);
+    }
+    if (message.concurrency !== 0) {
+      obj.concurrency = Math.round(message.concurrency);
+    }
+    if (message.gpuMemoryUtilization !== 0) {
+      obj.gpuMemoryUtilization = floatToJson(message.gpuMemoryUtilization);
+    }
+    if (message.kvCacheBytesPerToken !== 0) {
+      obj.kvCacheBytesPerToken = Math.round(message.kvCacheBytesPerToken);
+    }
+    if (message.fits !== false) {
+      obj.fits = message.fits;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RoleMemoryEstimate>, I>>(base?: I): RoleMemoryEstimate {
+    return RoleMemoryEstimate.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RoleMemoryEstimate>, I>>(object: I): RoleMemoryEstimate {
+    const message = createBaseRoleMemoryEstimate();
+    message.role = object.role ?? "";
+    message.instanceType = object.instanceType ?? "";
+    message.tensorParallelSize = object.tensorParallelSize ?? 0;
+    message.weightsBytes = object.weightsBytes ?? 0;
+    message.kvCacheBytes = object.kvCacheBytes ?? 0;
+    message.activationsBytes = object.activationsBytes ?? 0;
+    message.cudaGraphsBytes = object.cudaGraphsBytes ?? 0;
+    message.totalBytes = object.totalBytes ?? 0;
+    message.gpuMemoryBytes = object.gpuMemoryBytes ?? 0;
+    message.contextLength = object.contextLength ?? 0;
+    message.concurrency = object.concurrency ?? 0;
+    message.gpuMemoryUtilization = object.gpuMemoryUtilization ?? 0;
+    message.kvCacheBytesPerToken = object.kvCacheBytesPerToken ?? 0;
+    message.fits = object.fits ?? false;
+    message.message = object.message ?? "";
     return message;
   },
 };
@@ -1534,6 +2105,7 @@ function createBaseModelDeploymentStatus(): ModelDeploymentStatus {
     observedGeneration: 0,
     endpoints: [],
     templateHash: "",
+    memory: [],
   };
 }
 
@@ -1565,6 +2137,9 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
     }
     if (message.templateHash !== "") {
       writer.uint32(74).string(message.templateHash);
+    }
+    for (const v of message.memory) {
+      RoleMemoryEstimate.encode(v!, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -1654,6 +2229,14 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
             message.templateHash = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.memory.push(RoleMemoryEstimate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1703,6 +2286,9 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
         : isSet(object.template_hash)
         ? globalThis.String(object.template_hash)
         : "",
+      memory: globalThis.Array.isArray(object?.memory)
+        ? object.memory.map((e: any) => RoleMemoryEstimate.fromJSON(e))
+        : [],
     };
   },
 
@@ -1735,6 +2321,9 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
     if (message.templateHash !== "") {
       obj.templateHash = message.templateHash;
     }
+    if (message.memory?.length) {
+      obj.memory = message.memory.map((e) => RoleMemoryEstimate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1752,6 +2341,7 @@ export const ModelDeploymentStatus: MessageFns<ModelDeploymentStatus> = {
     message.observedGeneration = object.observedGeneration ?? 0;
     message.endpoints = object.endpoints?.map((e) => e) || [];
     message.templateHash = object.templateHash ?? "";
+    message.memory = object.memory?.map((e) => RoleMemoryEstimate.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3354,6 +3944,10 @@ export const DeploymentServiceClient = makeGenericClientConstructor(
   service: typeof DeploymentServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

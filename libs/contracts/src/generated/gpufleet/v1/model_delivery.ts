@@ -294,6 +294,93 @@ export interface ModelArtifactStatus {
     | undefined;
   /** Per node, sorted by node. */
   nodes: ArtifactNodeStatus[];
+  /**
+   * What the weights are, read from the artifact itself (config.json and the safetensors
+   * headers, or GGUF metadata) once it has a manifest: what memory estimates are computed from.
+   */
+  model:
+    | ArtifactModel
+    | undefined;
+  /**
+   * Why the artifact has no model description, with model-estimate's reason
+   * ("MISSING_MODEL_FILES: …" for an artifact that is not a model, "INVALID_SAFETENSORS: …" for
+   * a malformed header). Not a failure of the artifact: its phase is unaffected.
+   */
+  estimateError: string;
+  /** The manifest digest `model` or `estimate_error` was read from. */
+  modelDigest: string;
+}
+
+/** Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds one latent per token and layer. */
+export interface ArtifactModelMla {
+  kvLoraRank: number;
+  qkRopeHeadDim: number;
+  qkNopeHeadDim: number;
+  vHeadDim: number;
+  /** 0 when queries are not compressed (V2-Lite). */
+  qLoraRank: number;
+}
+
+export interface ArtifactModelMoe {
+  /** Routed experts per MoE layer. */
+  experts: number;
+  expertsPerToken: number;
+  expertIntermediateSize: number;
+  /** All shared experts of a layer together; 0 when there are none. */
+  sharedIntermediateSize: number;
+  sharedExpertGate: boolean;
+  /** Per layer: its MLP is the MoE block (false: a dense MLP). */
+  moeLayers: boolean[];
+}
+
+/** The decoder's shape, as model-estimate's ModelShape (docs/model-estimate.md). */
+export interface ArtifactModelShape {
+  /** config.json `model_type`, or GGUF `general.architecture`. */
+  architecture: string;
+  layers: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  vocabSize: number;
+  attentionHeads: number;
+  kvHeads: number;
+  headDim: number;
+  valueHeadDim: number;
+  /** Checkpoint dtype (`torch_dtype`), empty when the config does not say. */
+  dtype: string;
+  tieWordEmbeddings: boolean;
+  attentionBias: boolean;
+  qkNorm: boolean;
+  normsPerLayer: number;
+  /** Per layer: true for a sliding-window layer, false for full attention. */
+  slidingLayers: boolean[];
+  /** Tokens of the sliding window; 0 when no layer slides. */
+  slidingWindow: number;
+  mla: ArtifactModelMla | undefined;
+  moe:
+    | ArtifactModelMoe
+    | undefined;
+  /** The weight quantization ("fp8", "awq", …) and its bits per weight; empty and 0 when none. */
+  quantizationMethod: string;
+  quantizationBits: number;
+  /** max_position_embeddings (GGUF context_length); 0 when the model does not say. */
+  maxContextLength: number;
+}
+
+export interface ArtifactModel {
+  /** Bytes of the weights as stored. */
+  weightsBytes: number;
+  /** "safetensors-headers", "safetensors-index", "config-parameters" or "gguf". */
+  weightsSource: string;
+  /** Bytes by dtype (safetensors "BF16", …) or GGML type (GGUF), when headers were read. */
+  bytesByDtype: { [key: string]: number };
+  /** Parameters, when counted from config.json. */
+  parameters: number;
+  shape: ArtifactModelShape | undefined;
+}
+
+export interface ArtifactModel_BytesByDtypeEntry {
+  key: string;
+  value: number;
 }
 
 export interface ModelArtifact {
@@ -1332,6 +1419,9 @@ function createBaseModelArtifactStatus(): ModelArtifactStatus {
     resolvedAt: undefined,
     checkedAt: undefined,
     nodes: [],
+    model: undefined,
+    estimateError: "",
+    modelDigest: "",
   };
 }
 
@@ -1366,6 +1456,15 @@ export const ModelArtifactStatus: MessageFns<ModelArtifactStatus> = {
     }
     for (const v of message.nodes) {
       ArtifactNodeStatus.encode(v!, writer.uint32(82).fork()).join();
+    }
+    if (message.model !== undefined) {
+      ArtifactModel.encode(message.model, writer.uint32(90).fork()).join();
+    }
+    if (message.estimateError !== "") {
+      writer.uint32(98).string(message.estimateError);
+    }
+    if (message.modelDigest !== "") {
+      writer.uint32(106).string(message.modelDigest);
     }
     return writer;
   },
@@ -1463,6 +1562,30 @@ export const ModelArtifactStatus: MessageFns<ModelArtifactStatus> = {
             message.nodes.push(ArtifactNodeStatus.decode(reader, reader.uint32()));
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.model = ArtifactModel.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.estimateError = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.modelDigest = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1509,6 +1632,17 @@ export const ModelArtifactStatus: MessageFns<ModelArtifactStatus> = {
       nodes: globalThis.Array.isArray(object?.nodes)
         ? object.nodes.map((e: any) => ArtifactNodeStatus.fromJSON(e))
         : [],
+      model: isSet(object.model) ? ArtifactModel.fromJSON(object.model) : undefined,
+      estimateError: isSet(object.estimateError)
+        ? globalThis.String(object.estimateError)
+        : isSet(object.estimate_error)
+        ? globalThis.String(object.estimate_error)
+        : "",
+      modelDigest: isSet(object.modelDigest)
+        ? globalThis.String(object.modelDigest)
+        : isSet(object.model_digest)
+        ? globalThis.String(object.model_digest)
+        : "",
     };
   },
 
@@ -1544,6 +1678,15 @@ export const ModelArtifactStatus: MessageFns<ModelArtifactStatus> = {
     if (message.nodes?.length) {
       obj.nodes = message.nodes.map((e) => ArtifactNodeStatus.toJSON(e));
     }
+    if (message.model !== undefined) {
+      obj.model = ArtifactModel.toJSON(message.model);
+    }
+    if (message.estimateError !== "") {
+      obj.estimateError = message.estimateError;
+    }
+    if (message.modelDigest !== "") {
+      obj.modelDigest = message.modelDigest;
+    }
     return obj;
   },
 
@@ -1562,6 +1705,1120 @@ export const ModelArtifactStatus: MessageFns<ModelArtifactStatus> = {
     message.resolvedAt = object.resolvedAt ?? undefined;
     message.checkedAt = object.checkedAt ?? undefined;
     message.nodes = object.nodes?.map((e) => ArtifactNodeStatus.fromPartial(e)) || [];
+    message.model = (object.model !== undefined && object.model !== null)
+      ? ArtifactModel.fromPartial(object.model)
+      : undefined;
+    message.estimateError = object.estimateError ?? "";
+    message.modelDigest = object.modelDigest ?? "";
+    return message;
+  },
+};
+
+function createBaseArtifactModelMla(): ArtifactModelMla {
+  return { kvLoraRank: 0, qkRopeHeadDim: 0, qkNopeHeadDim: 0, vHeadDim: 0, qLoraRank: 0 };
+}
+
+export const ArtifactModelMla: MessageFns<ArtifactModelMla> = {
+  encode(message: ArtifactModelMla, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kvLoraRank !== 0) {
+      writer.uint32(8).uint32(message.kvLoraRank);
+    }
+    if (message.qkRopeHeadDim !== 0) {
+      writer.uint32(16).uint32(message.qkRopeHeadDim);
+    }
+    if (message.qkNopeHeadDim !== 0) {
+      writer.uint32(24).uint32(message.qkNopeHeadDim);
+    }
+    if (message.vHeadDim !== 0) {
+      writer.uint32(32).uint32(message.vHeadDim);
+    }
+    if (message.qLoraRank !== 0) {
+      writer.uint32(40).uint32(message.qLoraRank);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactModelMla {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactModelMla();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.kvLoraRank = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.qkRopeHeadDim = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.qkNopeHeadDim = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.vHeadDim = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.qLoraRank = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactModelMla {
+    return {
+      kvLoraRank: isSet(object.kvLoraRank)
+        ? globalThis.Number(object.kvLoraRank)
+        : isSet(object.kv_lora_rank)
+        ? globalThis.Number(object.kv_lora_rank)
+        : 0,
+      qkRopeHeadDim: isSet(object.qkRopeHeadDim)
+        ? globalThis.Number(object.qkRopeHeadDim)
+        : isSet(object.qk_rope_head_dim)
+        ? globalThis.Number(object.qk_rope_head_dim)
+        : 0,
+      qkNopeHeadDim: isSet(object.qkNopeHeadDim)
+        ? globalThis.Number(object.qkNopeHeadDim)
+        : isSet(object.qk_nope_head_dim)
+        ? globalThis.Number(object.qk_nope_head_dim)
+        : 0,
+      vHeadDim: isSet(object.vHeadDim)
+        ? globalThis.Number(object.vHeadDim)
+        : isSet(object.v_head_dim)
+        ? globalThis.Number(object.v_head_dim)
+        : 0,
+      qLoraRank: isSet(object.qLoraRank)
+        ? globalThis.Number(object.qLoraRank)
+        : isSet(object.q_lora_rank)
+        ? globalThis.Number(object.q_lora_rank)
+        : 0,
+    };
+  },
+
+  toJSON(message: ArtifactModelMla): unknown {
+    const obj: any = {};
+    if (message.kvLoraRank !== 0) {
+      obj.kvLoraRank = Math.round(message.kvLoraRank);
+    }
+    if (message.qkRopeHeadDim !== 0) {
+      obj.qkRopeHeadDim = Math.round(message.qkRopeHeadDim);
+    }
+    if (message.qkNopeHeadDim !== 0) {
+      obj.qkNopeHeadDim = Math.round(message.qkNopeHeadDim);
+    }
+    if (message.vHeadDim !== 0) {
+      obj.vHeadDim = Math.round(message.vHeadDim);
+    }
+    if (message.qLoraRank !== 0) {
+      obj.qLoraRank = Math.round(message.qLoraRank);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactModelMla>, I>>(base?: I): ArtifactModelMla {
+    return ArtifactModelMla.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactModelMla>, I>>(object: I): ArtifactModelMla {
+    const message = createBaseArtifactModelMla();
+    message.kvLoraRank = object.kvLoraRank ?? 0;
+    message.qkRopeHeadDim = object.qkRopeHeadDim ?? 0;
+    message.qkNopeHeadDim = object.qkNopeHeadDim ?? 0;
+    message.vHeadDim = object.vHeadDim ?? 0;
+    message.qLoraRank = object.qLoraRank ?? 0;
+    return message;
+  },
+};
+
+function createBaseArtifactModelMoe(): ArtifactModelMoe {
+  return {
+    experts: 0,
+    expertsPerToken: 0,
+    expertIntermediateSize: 0,
+    sharedIntermediateSize: 0,
+    sharedExpertGate: false,
+    moeLayers: [],
+  };
+}
+
+export const ArtifactModelMoe: MessageFns<ArtifactModelMoe> = {
+  encode(message: ArtifactModelMoe, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.experts !== 0) {
+      writer.uint32(8).uint32(message.experts);
+    }
+    if (message.expertsPerToken !== 0) {
+      writer.uint32(16).uint32(message.expertsPerToken);
+    }
+    if (message.expertIntermediateSize !== 0) {
+      writer.uint32(24).uint32(message.expertIntermediateSize);
+    }
+    if (message.sharedIntermediateSize !== 0) {
+      writer.uint32(32).uint32(message.sharedIntermediateSize);
+    }
+    if (message.sharedExpertGate !== false) {
+      writer.uint32(40).bool(message.sharedExpertGate);
+    }
+    if (message.moeLayers.length !== 0) {
+      writer.uint32(50).fork();
+      for (const v of message.moeLayers) {
+        writer.bool(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactModelMoe {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactModelMoe();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.experts = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.expertsPerToken = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expertIntermediateSize = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sharedIntermediateSize = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.sharedExpertGate = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag === 48) {
+              message.moeLayers.push(reader.bool());
+
+              continue;
+            }
+
+            if (tag === 50) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.moeLayers.push(reader.bool());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactModelMoe {
+    return {
+      experts: isSet(object.experts) ? globalThis.Number(object.experts) : 0,
+      expertsPerToken: isSet(object.expertsPerToken)
+        ? globalThis.Number(object.expertsPerToken)
+        : isSet(object.experts_per_token)
+        ? globalThis.Number(object.experts_per_token)
+        : 0,
+      expertIntermediateSize: isSet(object.expertIntermediateSize)
+        ? globalThis.Number(object.expertIntermediateSize)
+        : isSet(object.expert_intermediate_size)
+        ? globalThis.Number(object.expert_intermediate_size)
+        : 0,
+      sharedIntermediateSize: isSet(object.sharedIntermediateSize)
+        ? globalThis.Number(object.sharedIntermediateSize)
+        : isSet(object.shared_intermediate_size)
+        ? globalThis.Number(object.shared_intermediate_size)
+        : 0,
+      sharedExpertGate: isSet(object.sharedExpertGate)
+        ? globalThis.Boolean(object.sharedExpertGate)
+        : isSet(object.shared_expert_gate)
+        ? globalThis.Boolean(object.shared_expert_gate)
+        : false,
+      moeLayers: globalThis.Array.isArray(object?.moeLayers)
+        ? object.moeLayers.map((e: any) => globalThis.Boolean(e))
+        : globalThis.Array.isArray(object?.moe_layers)
+        ? object.moe_layers.map((e: any) => globalThis.Boolean(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ArtifactModelMoe): unknown {
+    const obj: any = {};
+    if (message.experts !== 0) {
+      obj.experts = Math.round(message.experts);
+    }
+    if (message.expertsPerToken !== 0) {
+      obj.expertsPerToken = Math.round(message.expertsPerToken);
+    }
+    if (message.expertIntermediateSize !== 0) {
+      obj.expertIntermediateSize = Math.round(message.expertIntermediateSize);
+    }
+    if (message.sharedIntermediateSize !== 0) {
+      obj.sharedIntermediateSize = Math.round(message.sharedIntermediateSize);
+    }
+    if (message.sharedExpertGate !== false) {
+      obj.sharedExpertGate = message.sharedExpertGate;
+    }
+    if (message.moeLayers?.length) {
+      obj.moeLayers = message.moeLayers;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactModelMoe>, I>>(base?: I): ArtifactModelMoe {
+    return ArtifactModelMoe.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactModelMoe>, I>>(object: I): ArtifactModelMoe {
+    const message = createBaseArtifactModelMoe();
+    message.experts = object.experts ?? 0;
+    message.expertsPerToken = object.expertsPerToken ?? 0;
+    message.expertIntermediateSize = object.expertIntermediateSize ?? 0;
+    message.sharedIntermediateSize = object.sharedIntermediateSize ?? 0;
+    message.sharedExpertGate = object.sharedExpertGate ?? false;
+    message.moeLayers = object.moeLayers?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseArtifactModelShape(): ArtifactModelShape {
+  return {
+    architecture: "",
+    layers: 0,
+    hiddenSize: 0,
+    intermediateSize: 0,
+    vocabSize: 0,
+    attentionHeads: 0,
+    kvHeads: 0,
+    headDim: 0,
+    valueHeadDim: 0,
+    dtype: "",
+    tieWordEmbeddings: false,
+    attentionBias: false,
+    qkNorm: false,
+    normsPerLayer: 0,
+    slidingLayers: [],
+    slidingWindow: 0,
+    mla: undefined,
+    moe: undefined,
+    quantizationMethod: "",
+    quantizationBits: 0,
+    maxContextLength: 0,
+  };
+}
+
+export const ArtifactModelShape: MessageFns<ArtifactModelShape> = {
+  encode(message: ArtifactModelShape, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.architecture !== "") {
+      writer.uint32(10).string(message.architecture);
+    }
+    if (message.layers !== 0) {
+      writer.uint32(16).uint32(message.layers);
+    }
+    if (message.hiddenSize !== 0) {
+      writer.uint32(24).uint32(message.hiddenSize);
+    }
+    if (message.intermediateSize !== 0) {
+      writer.uint32(32).uint32(message.intermediateSize);
+    }
+    if (message.vocabSize !== 0) {
+      writer.uint32(40).uint32(message.vocabSize);
+    }
+    if (message.attentionHeads !== 0) {
+      writer.uint32(48).uint32(message.attentionHeads);
+    }
+    if (message.kvHeads !== 0) {
+      writer.uint32(56).uint32(message.kvHeads);
+    }
+    if (message.headDim !== 0) {
+      writer.uint32(64).uint32(message.headDim);
+    }
+    if (message.valueHeadDim !== 0) {
+      writer.uint32(72).uint32(message.valueHeadDim);
+    }
+    if (message.dtype !== "") {
+      writer.uint32(82).string(message.dtype);
+    }
+    if (message.tieWordEmbeddings !== false) {
+      writer.uint32(88).bool(message.tieWordEmbeddings);
+    }
+    if (message.attentionBias !== false) {
+      writer.uint32(96).bool(message.attentionBias);
+    }
+    if (message.qkNorm !== false) {
+      writer.uint32(104).bool(message.qkNorm);
+    }
+    if (message.normsPerLayer !== 0) {
+      writer.uint32(112).uint32(message.normsPerLayer);
+    }
+    if (message.slidingLayers.length !== 0) {
+      writer.uint32(122).fork();
+      for (const v of message.slidingLayers) {
+        writer.bool(v);
+      }
+      writer.join();
+    }
+    if (message.slidingWindow !== 0) {
+      writer.uint32(128).uint32(message.slidingWindow);
+    }
+    if (message.mla !== undefined) {
+      ArtifactModelMla.encode(message.mla, writer.uint32(138).fork()).join();
+    }
+    if (message.moe !== undefined) {
+      ArtifactModelMoe.encode(message.moe, writer.uint32(146).fork()).join();
+    }
+    if (message.quantizationMethod !== "") {
+      writer.uint32(154).string(message.quantizationMethod);
+    }
+    if (message.quantizationBits !== 0) {
+      writer.uint32(160).uint32(message.quantizationBits);
+    }
+    if (message.maxContextLength !== 0) {
+      writer.uint32(168).uint32(message.maxContextLength);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactModelShape {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactModelShape();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.architecture = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.layers = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.hiddenSize = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.intermediateSize = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.vocabSize = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attentionHeads = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.kvHeads = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.headDim = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.valueHeadDim = reader.uint32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.dtype = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.tieWordEmbeddings = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.attentionBias = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.qkNorm = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.normsPerLayer = reader.uint32();
+            continue;
+          }
+          case 15: {
+            if (tag === 120) {
+              message.slidingLayers.push(reader.bool());
+
+              continue;
+            }
+
+            if (tag === 122) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.slidingLayers.push(reader.bool());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.slidingWindow = reader.uint32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.mla = ArtifactModelMla.decode(reader, reader.uint32());
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.moe = ArtifactModelMoe.decode(reader, reader.uint32());
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.quantizationMethod = reader.string();
+            continue;
+          }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.quantizationBits = reader.uint32();
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.maxContextLength = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactModelShape {
+    return {
+      architecture: isSet(object.architecture) ? globalThis.String(object.architecture) : "",
+      layers: isSet(object.layers) ? globalThis.Number(object.layers) : 0,
+      hiddenSize: isSet(object.hiddenSize)
+        ? globalThis.Number(object.hiddenSize)
+        : isSet(object.hidden_size)
+        ? globalThis.Number(object.hidden_size)
+        : 0,
+      intermediateSize: isSet(object.intermediateSize)
+        ? globalThis.Number(object.intermediateSize)
+        : isSet(object.intermediate_size)
+        ? globalThis.Number(object.intermediate_size)
+        : 0,
+      vocabSize: isSet(object.vocabSize)
+        ? globalThis.Number(object.vocabSize)
+        : isSet(object.vocab_size)
+        ? globalThis.Number(object.vocab_size)
+        : 0,
+      attentionHeads: isSet(object.attentionHeads)
+        ? globalThis.Number(object.attentionHeads)
+        : isSet(object.attention_heads)
+        ? globalThis.Number(object.attention_heads)
+        : 0,
+      kvHeads: isSet(object.kvHeads)
+        ? globalThis.Number(object.kvHeads)
+        : isSet(object.kv_heads)
+        ? globalThis.Number(object.kv_heads)
+        : 0,
+      headDim: isSet(object.headDim)
+        ? globalThis.Number(object.headDim)
+        : isSet(object.head_dim)
+        ? globalThis.Number(object.head_dim)
+        : 0,
+      valueHeadDim: isSet(object.valueHeadDim)
+        ? globalThis.Number(object.valueHeadDim)
+        : isSet(object.value_head_dim)
+        ? globalThis.Number(object.value_head_dim)
+        : 0,
+      dtype: isSet(object.dtype) ? globalThis.String(object.dtype) : "",
+      tieWordEmbeddings: isSet(object.tieWordEmbeddings)
+        ? globalThis.Boolean(object.tieWordEmbeddings)
+        : isSet(object.tie_word_embeddings)
+        ? globalThis.Boolean(object.tie_word_embeddings)
+        : false,
+      attentionBias: isSet(object.attentionBias)
+        ? globalThis.Boolean(object.attentionBias)
+        : isSet(object.attention_bias)
+        ? globalThis.Boolean(object.attention_bias)
+        : false,
+      qkNorm: isSet(object.qkNorm)
+        ? globalThis.Boolean(object.qkNorm)
+        : isSet(object.qk_norm)
+        ? globalThis.Boolean(object.qk_norm)
+        : false,
+      normsPerLayer: isSet(object.normsPerLayer)
+        ? globalThis.Number(object.normsPerLayer)
+        : isSet(object.norms_per_layer)
+        ? globalThis.Number(object.norms_per_layer)
+        : 0,
+      slidingLayers: globalThis.Array.isArray(object?.slidingLayers)
+        ? object.slidingLayers.map((e: any) => globalThis.Boolean(e))
+        : globalThis.Array.isArray(object?.sliding_layers)
+        ? object.sliding_layers.map((e: any) => globalThis.Boolean(e))
+        : [],
+      slidingWindow: isSet(object.slidingWindow)
+        ? globalThis.Number(object.slidingWindow)
+        : isSet(object.sliding_window)
+        ? globalThis.Number(object.sliding_window)
+        : 0,
+      mla: isSet(object.mla) ? ArtifactModelMla.fromJSON(object.mla) : undefined,
+      moe: isSet(object.moe) ? ArtifactModelMoe.fromJSON(object.moe) : undefined,
+      quantizationMethod: isSet(object.quantizationMethod)
+        ? globalThis.String(object.quantizationMethod)
+        : isSet(object.quantization_method)
+        ? globalThis.String(object.quantization_method)
+        : "",
+      quantizationBits: isSet(object.quantizationBits)
+        ? globalThis.Number(object.quantizationBits)
+        : isSet(object.quantization_bits)
+        ? globalThis.Number(object.quantization_bits)
+        : 0,
+      maxContextLength: isSet(object.maxContextLength)
+        ? globalThis.Number(object.maxContextLength)
+        : isSet(object.max_context_length)
+        ? globalThis.Number(object.max_context_length)
+        : 0,
+    };
+  },
+
+  toJSON(message: ArtifactModelShape): unknown {
+    const obj: any = {};
+    if (message.architecture !== "") {
+      obj.architecture = message.architecture;
+    }
+    if (message.layers !== 0) {
+      obj.layers = Math.round(message.layers);
+    }
+    if (message.hiddenSize !== 0) {
+      obj.hiddenSize = Math.round(message.hiddenSize);
+    }
+    if (message.intermediateSize !== 0) {
+      obj.intermediateSize = Math.round(message.intermediateSize);
+    }
+    if (message.vocabSize !== 0) {
+      obj.vocabSize = Math.round(message.vocabSize);
+    }
+    if (message.attentionHeads !== 0) {
+      obj.attentionHeads = Math.round(message.attentionHeads);
+    }
+    if (message.kvHeads !== 0) {
+      obj.kvHeads = Math.round(message.kvHeads);
+    }
+    if (message.headDim !== 0) {
+      obj.headDim = Math.round(message.headDim);
+    }
+    if (message.valueHeadDim !== 0) {
+      obj.valueHeadDim = Math.round(message.valueHeadDim);
+    }
+    if (message.dtype !== "") {
+      obj.dtype = message.dtype;
+    }
+    if (message.tieWordEmbeddings !== false) {
+      obj.tieWordEmbeddings = message.tieWordEmbeddings;
+    }
+    if (message.attentionBias !== false) {
+      obj.attentionBias = message.attentionBias;
+    }
+    if (message.qkNorm !== false) {
+      obj.qkNorm = message.qkNorm;
+    }
+    if (message.normsPerLayer !== 0) {
+      obj.normsPerLayer = Math.round(message.normsPerLayer);
+    }
+    if (message.slidingLayers?.length) {
+      obj.slidingLayers = message.slidingLayers;
+    }
+    if (message.slidingWindow !== 0) {
+      obj.slidingWindow = Math.round(message.slidingWindow);
+    }
+    if (message.mla !== undefined) {
+      obj.mla = ArtifactModelMla.toJSON(message.mla);
+    }
+    if (message.moe !== undefined) {
+      obj.moe = ArtifactModelMoe.toJSON(message.moe);
+    }
+    if (message.quantizationMethod !== "") {
+      obj.quantizationMethod = message.quantizationMethod;
+    }
+    if (message.quantizationBits !== 0) {
+      obj.quantizationBits = Math.round(message.quantizationBits);
+    }
+    if (message.maxContextLength !== 0) {
+      obj.maxContextLength = Math.round(message.maxContextLength);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactModelShape>, I>>(base?: I): ArtifactModelShape {
+    return ArtifactModelShape.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactModelShape>, I>>(object: I): ArtifactModelShape {
+    const message = createBaseArtifactModelShape();
+    message.architecture = object.architecture ?? "";
+    message.layers = object.layers ?? 0;
+    message.hiddenSize = object.hiddenSize ?? 0;
+    message.intermediateSize = object.intermediateSize ?? 0;
+    message.vocabSize = object.vocabSize ?? 0;
+    message.attentionHeads = object.attentionHeads ?? 0;
+    message.kvHeads = object.kvHeads ?? 0;
+    message.headDim = object.headDim ?? 0;
+    message.valueHeadDim = object.valueHeadDim ?? 0;
+    message.dtype = object.dtype ?? "";
+    message.tieWordEmbeddings = object.tieWordEmbeddings ?? false;
+    message.attentionBias = object.attentionBias ?? false;
+    message.qkNorm = object.qkNorm ?? false;
+    message.normsPerLayer = object.normsPerLayer ?? 0;
+    message.slidingLayers = object.slidingLayers?.map((e) => e) || [];
+    message.slidingWindow = object.slidingWindow ?? 0;
+    message.mla = (object.mla !== undefined && object.mla !== null)
+      ? ArtifactModelMla.fromPartial(object.mla)
+      : undefined;
+    message.moe = (object.moe !== undefined && object.moe !== null)
+      ? ArtifactModelMoe.fromPartial(object.moe)
+      : undefined;
+    message.quantizationMethod = object.quantizationMethod ?? "";
+    message.quantizationBits = object.quantizationBits ?? 0;
+    message.maxContextLength = object.maxContextLength ?? 0;
+    return message;
+  },
+};
+
+function createBaseArtifactModel(): ArtifactModel {
+  return { weightsBytes: 0, weightsSource: "", bytesByDtype: {}, parameters: 0, shape: undefined };
+}
+
+export const ArtifactModel: MessageFns<ArtifactModel> = {
+  encode(message: ArtifactModel, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.weightsBytes !== 0) {
+      writer.uint32(8).uint64(message.weightsBytes);
+    }
+    if (message.weightsSource !== "") {
+      writer.uint32(18).string(message.weightsSource);
+    }
+    globalThis.Object.entries(message.bytesByDtype).forEach(([key, value]: [string, number]) => {
+      ArtifactModel_BytesByDtypeEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    if (message.parameters !== 0) {
+      writer.uint32(32).uint64(message.parameters);
+    }
+    if (message.shape !== undefined) {
+      ArtifactModelShape.encode(message.shape, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactModel {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactModel();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.weightsBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.weightsSource = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = ArtifactModel_BytesByDtypeEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.bytesByDtype[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.parameters = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.shape = ArtifactModelShape.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactModel {
+    return {
+      weightsBytes: isSet(object.weightsBytes)
+        ? globalThis.Number(object.weightsBytes)
+        : isSet(object.weights_bytes)
+        ? globalThis.Number(object.weights_bytes)
+        : 0,
+      weightsSource: isSet(object.weightsSource)
+        ? globalThis.String(object.weightsSource)
+        : isSet(object.weights_source)
+        ? globalThis.String(object.weights_source)
+        : "",
+      bytesByDtype: isObject(object.bytesByDtype)
+        ? (globalThis.Object.entries(object.bytesByDtype) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.bytes_by_dtype)
+        ? (globalThis.Object.entries(object.bytes_by_dtype) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      parameters: isSet(object.parameters) ? globalThis.Number(object.parameters) : 0,
+      shape: isSet(object.shape) ? ArtifactModelShape.fromJSON(object.shape) : undefined,
+    };
+  },
+
+  toJSON(message: ArtifactModel): unknown {
+    const obj: any = {};
+    if (message.weightsBytes !== 0) {
+      obj.weightsBytes = Math.round(message.weightsBytes);
+    }
+    if (message.weightsSource !== "") {
+      obj.weightsSource = message.weightsSource;
+    }
+    if (message.bytesByDtype) {
+      const entries = globalThis.Object.entries(message.bytesByDtype) as [string, number][];
+      if (entries.length > 0) {
+        obj.bytesByDtype = {};
+        entries.forEach(([k, v]) => {
+          obj.bytesByDtype[k] = Math.round(v);
+        });
+      }
+    }
+    if (message.parameters !== 0) {
+      obj.parameters = Math.round(message.parameters);
+    }
+    if (message.shape !== undefined) {
+      obj.shape = ArtifactModelShape.toJSON(message.shape);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactModel>, I>>(base?: I): ArtifactModel {
+    return ArtifactModel.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactModel>, I>>(object: I): ArtifactModel {
+    const message = createBaseArtifactModel();
+    message.weightsBytes = object.weightsBytes ?? 0;
+    message.weightsSource = object.weightsSource ?? "";
+    message.bytesByDtype = (globalThis.Object.entries(object.bytesByDtype ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.parameters = object.parameters ?? 0;
+    message.shape = (object.shape !== undefined && object.shape !== null)
+      ? ArtifactModelShape.fromPartial(object.shape)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseArtifactModel_BytesByDtypeEntry(): ArtifactModel_BytesByDtypeEntry {
+  return { key: "", value: 0 };
+}
+
+export const ArtifactModel_BytesByDtypeEntry: MessageFns<ArtifactModel_BytesByDtypeEntry> = {
+  encode(message: ArtifactModel_BytesByDtypeEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).uint64(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactModel_BytesByDtypeEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactModel_BytesByDtypeEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactModel_BytesByDtypeEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: ArtifactModel_BytesByDtypeEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactModel_BytesByDtypeEntry>, I>>(base?: I): ArtifactModel_BytesByDtypeEntry {
+    return ArtifactModel_BytesByDtypeEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactModel_BytesByDtypeEntry>, I>>(
+    object: I,
+  ): ArtifactModel_BytesByDtypeEntry {
+    const message = createBaseArtifactModel_BytesByDtypeEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };

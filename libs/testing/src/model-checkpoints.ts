@@ -1,6 +1,7 @@
 import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { REPO_ROOT } from '@gpufleet/process-kit';
 
 /**
  * Builds checkpoints on disk from a model's tensor list: real safetensors headers (and GGUF
@@ -9,6 +10,14 @@ import { join } from 'node:path';
  * each architecture (see README.md); they are written here independently of the estimator's
  * parameter count so that the two check each other against the published sizes.
  */
+
+/**
+ * The vendored config.json of a real model (`libs/model-estimate/src/__fixtures__/<fixture>`,
+ * where its README says where each comes from), as text.
+ */
+export function modelFixtureConfig(fixture: string): string {
+  return readFileSync(join(REPO_ROOT, 'libs/model-estimate/src/__fixtures__', fixture, 'config.json'), 'utf8');
+}
 
 export interface TensorSpec {
   name: string;
@@ -151,7 +160,7 @@ export interface SparseCheckpoint {
  * the vendored config.json.
  */
 export function writeSparseCheckpoint(fixture: string, options: { dtype: string; shards: number; totalSize?: number }): SparseCheckpoint {
-  const configText = readFileSync(join(__dirname, fixture, 'config.json'), 'utf8');
+  const configText = modelFixtureConfig(fixture);
   const tensors = tensorsOf(JSON.parse(configText) as Config);
   const dir = mkdtempSync(join(tmpdir(), `estimate-${fixture}-`));
   mkdirSync(dir, { recursive: true });
