@@ -143,3 +143,45 @@ describe('the umbrella chart', () => {
     }
   });
 });
+
+describe('the model-delivery subchart', () => {
+  const dir = join(UMBRELLA, 'charts/model-delivery/templates');
+  const daemonSet = readFileSync(join(dir, 'daemonset.yaml'), 'utf8');
+  const deployment = readFileSync(join(dir, 'deployment.yaml'), 'utf8');
+  /** The `- name: X` entry of an env list and the lines under it, up to the next entry. */
+  const envOf = (text: string, name: string): string => new RegExp(`- name: ${name}\\n((?:\\s{14,}.*\\n)*)`).exec(text)?.[1] ?? '';
+
+  it('runs the control role as a Deployment with probes and the node role as a DaemonSet, told apart by their selectors', () => {
+    expect(deployment).toMatch(/kind: Deployment/);
+    expect(envOf(deployment, 'ROLE')).toMatch(/value: control/);
+    expect(deployment).toMatch(/livenessProbe:\n\s+httpGet:\n\s+path: \/healthz/);
+    expect(deployment).toMatch(/readinessProbe:\n\s+httpGet:\n\s+path: \/readyz/);
+    expect(daemonSet).toMatch(/kind: DaemonSet/);
+    expect(envOf(daemonSet, 'ROLE')).toMatch(/value: node/);
+    for (const [text, component] of [[deployment, 'control'], [daemonSet, 'node-cache']]) {
+      expect(text).toMatch(new RegExp(`matchLabels:\\n\\s+\\{\\{- include "model-delivery.selectorLabels" \\. \\| nindent 6 \\}\\}\\n\\s+app.kubernetes.io/component: ${component}`));
+    }
+  });
+
+  it('names its node, advertises its Pod IP to peers, takes PEER_TOKEN from a Secret and exposes the peer port', () => {
+    expect(envOf(daemonSet, 'NODE_NAMES')).toMatch(/fieldPath: spec\.nodeName/);
+    expect(envOf(daemonSet, 'PEER_ADVERTISE_HOST')).toMatch(/fieldPath: status\.podIP/);
+    expect(envOf(daemonSet, 'PEER_TOKEN')).toMatch(/secretKeyRef:/);
+    expect(daemonSet).toMatch(/- name: peer\n\s+containerPort: \{\{ \.Values\.peer\.port \}\}/);
+  });
+
+  it('mounts the cache hostPath at the path CACHE_DIR names, so the paths it records are the ones engine Pods mount', () => {
+    expect(envOf(daemonSet, 'CACHE_DIR')).toMatch(/value: \{\{ \.Values\.node\.cache\.hostPath \| quote \}\}/);
+    expect(daemonSet).toMatch(/- name: cache\n\s+mountPath: \{\{ \.Values\.node\.cache\.hostPath \}\}/);
+    expect(daemonSet).toMatch(/- name: cache\n\s+hostPath:\n\s+path: \{\{ \.Values\.node\.cache\.hostPath \}\}/);
+    expect(envOf(daemonSet, 'CACHE_HF_LAYOUT')).toMatch(/value: "true"/);
+  });
+
+  it('takes NATS credentials as the other subcharts do', () => {
+    for (const text of [deployment, daemonSet]) {
+      expect(text).toContain('include "model-delivery.sharedEnv" .');
+      expect(text).toContain('include "model-delivery.sharedVolumes" .');
+      expect(text).toContain('include "model-delivery.sharedVolumeMounts" .');
+    }
+  });
+});

@@ -32,8 +32,8 @@ function builderRun(stage: Stage): string[] | undefined {
   return run ? words(run) : undefined;
 }
 
-it('the five services have an image', () => {
-  expect(IMAGES).toEqual(['device-discovery', 'engine-sim', 'inference-router', 'node-runtime', 'scheduler']);
+it('the six services have an image', () => {
+  expect(IMAGES).toEqual(['device-discovery', 'engine-sim', 'inference-router', 'model-delivery', 'node-runtime', 'scheduler']);
 });
 
 describe.each(IMAGES)('apps/%s/Dockerfile', (app) => {

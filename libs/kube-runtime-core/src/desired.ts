@@ -1,7 +1,9 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import { OwnerLabels, storeKey, workloadKey, type NodeLedger, type Workload } from '@gpufleet/contracts';
+import { OwnerLabels, PodRuntimeStatus, storeKey, workloadKey, type NodeLedger, type Workload } from '@gpufleet/contracts';
 import { EngineSpecError } from '@gpufleet/engine-presets';
-import { desiredPods, groupSize, nvlinkAcrossPods, PodPlanError, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
+import { desiredPods, groupSize, nvlinkAcrossPods, PodPlanError, WAITING_REASONS, type PodPlanErrorReason } from '@gpufleet/node-runtime-core';
+import { podNameOf } from './names';
+import type { ObjectName } from './reconcile-plan';
 import { DEFAULT_RENDEZVOUS_PORT, podManifestOf, type KubeDesiredPod, type KubePodContext, type OwnerObjectRef } from './pod-manifest';
 import { deploymentServiceOf, groupServiceOf, instanceServiceOf, type DeploymentServiceInput, type SshServiceType } from './services';
 
@@ -45,10 +47,18 @@ export interface FailedManifest {
   readonly message: string;
 }
 
+/**
+ * A pod that waits for its weights: no Pod is made for it, and a Pod it already has is kept (the
+ * process runtime keeps a running engine whose copy stops being Ready; only a new start waits).
+ */
+const HOLDING_REASONS: ReadonlySet<FailedManifest['reason']> = new Set(['WEIGHTS_PENDING']);
+
 export interface DesiredObjects {
   readonly pods: V1Pod[];
   readonly services: V1Service[];
   readonly failed: FailedManifest[];
+  /** The Pods (in the gpufleet namespace) of the failed pods that wait for their weights: `reconcilePlan` leaves a running one alone. */
+  readonly held: ObjectName[];
 }
 
 export interface DesiredObjectsInput {
@@ -63,6 +73,7 @@ export interface DesiredObjectsInput {
 export function desiredObjects(input: DesiredObjectsInput, ctx: KubePodContext): DesiredObjects {
   const pods: V1Pod[] = [];
   const failed: FailedManifest[] = [];
+  const held: ObjectName[] = [];
   const services = new Map<string, V1Service>();
   for (const pod of input.pods) {
     try {
@@ -71,6 +82,7 @@ export function desiredObjects(input: DesiredObjectsInput, ctx: KubePodContext):
       if (err instanceof PodPlanError) failed.push({ pod, reason: err.reason, message: err.message });
       else if (err instanceof EngineSpecError) failed.push({ pod, reason: 'INVALID_ENGINE_SPEC', message: err.message });
       else failed.push({ pod, reason: 'INTERNAL', message: `INTERNAL: ${(err as Error).message ?? String(err)}` });
+      if (HOLDING_REASONS.has(failed[failed.length - 1].reason)) held.push({ namespace: pod.ref.namespace, name: podNameOf(pod.ref) });
       continue;
     }
     if (pod.group) {
@@ -89,5 +101,14 @@ export function desiredObjects(input: DesiredObjectsInput, ctx: KubePodContext):
     const service = deploymentServiceOf(deployment);
     services.set(`${service.metadata!.namespace}/${service.metadata!.name}`, service);
   }
-  return { pods, services: [...services.values()], failed };
+  return { pods, services: [...services.values()], failed, held };
+}
+
+/**
+ * The pod record of a pod that has no Pod because it cannot be made: `Starting` while it waits
+ * (WEIGHTS_PENDING with the node's progress), else `Failed`, with the process runtime's message.
+ */
+export function failedManifestStatusOf(failed: FailedManifest, now: Date): PodRuntimeStatus {
+  const waiting = failed.reason !== 'INTERNAL' && WAITING_REASONS.has(failed.reason);
+  return PodRuntimeStatus.fromPartial({ ...failed.pod.ref, state: waiting ? 'Starting' : 'Failed', message: failed.message, updatedAt: now, templateHash: failed.pod.template.engine?.templateHash ?? '' });
 }

@@ -2,7 +2,7 @@ import type { V1Container, V1EnvVar, V1OwnerReference, V1Pod, V1Probe, V1Resourc
 import { NodeInventory, type EngineRun, type InstanceRun, type PodRef, type SecretKeyRef } from '@gpufleet/contracts';
 import { buildEngineCommand, simulatedEngineCommand, type EngineCommand, type EngineGroup, type EngineKind, type EngineSimEntry } from '@gpufleet/engine-presets';
 import { engineSpecOf } from '@gpufleet/deployments-core/engine-run';
-import { groupNetwork, PodPlanError, resolveEngineMode, resolvePodDevices, type DesiredPod, type EngineModeSetting } from '@gpufleet/node-runtime-core';
+import { groupNetwork, PodPlanError, resolveEngineMode, resolvePodDevices, resolvePodWeights, withPodWeights, type DesiredPod, type EngineModeSetting, type PodWeights, type WeightsCopy } from '@gpufleet/node-runtime-core';
 import { DEVICE_VISIBILITY_VARS } from '@gpufleet/process-spec';
 import { deviceAssignmentOf, deviceResourceOf, vendorOfPlacement } from './devices';
 import { withSpecHash } from './hash';
@@ -69,6 +69,11 @@ export interface KubePodGroup {
   readonly nvlinkAcrossPods: boolean;
 }
 
+/** Every node's copies of ModelArtifacts (the artifact-nodes bucket, written by each node's model cache). */
+export interface NodeWeightsLookup {
+  copyOf(node: string, namespace: string, artifact: string): WeightsCopy | undefined;
+}
+
 /** How this cluster runs pods; the same for every pod. */
 export interface KubePodContext {
   /** The node's inventory (the nodes bucket): UUIDs for the devices annotation, engine mode, accelerator memory. */
@@ -94,6 +99,8 @@ export interface KubePodContext {
   readonly rendezvousPort?: number;
   /** NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME of group pods: the Pod network's interface, default DEFAULT_POD_INTERFACE. */
   readonly podInterface?: string;
+  /** The nodes' copies of ModelArtifacts; without it an engine naming an artifact waits (WEIGHTS_PENDING). */
+  readonly weights?: NodeWeightsLookup;
 }
 
 /**
@@ -206,8 +213,11 @@ function resourcesOf(pod: DesiredPod, inventory: NodeInventory): V1ResourceRequi
 
 type PodSpecPart = Pick<NonNullable<V1Pod['spec']>, 'containers' | 'volumes' | 'shareProcessNamespace' | 'securityContext'>;
 
-function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInventory, resources: V1ResourceRequirements, ctx: KubePodContext): PodSpecPart {
+function engineSpecFor(pod: KubeDesiredPod, named: EngineRun, inventory: NodeInventory, resources: V1ResourceRequirements, ctx: KubePodContext): PodSpecPart {
   const port = ctx.enginePort ?? DEFAULT_ENGINE_PORT;
+  // An artifact's weights are the node cache's verified copy, as on the process runtime: no Pod until it is Ready.
+  const weights = named.artifact ? podWeightsOf(pod, named.artifact, ctx) : undefined;
+  const run = weights ? withPodWeights(named, weights) : named;
   const devices = resolvePodDevices(pod.placement, inventory);
   // In the container the device plugin's devices are numbered from 0, whatever their index on the node.
   const accelerators = devices.engineIds.map((_, i) => String(i));
@@ -224,7 +234,7 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
   const simulated = resolveEngineMode(ctx.engineMode ?? 'auto', inventory) === 'simulated';
   const command: EngineCommand = simulated ? simulatedEngineCommand(spec, ctx.engineSim ?? DEFAULT_ENGINE_SIM_ENTRY) : buildEngineCommand(spec);
   const kind: ImageKind = simulated ? 'engine-sim' : (spec.engine as EngineKind);
-  const env: V1EnvVar[] = envVars({ ...withoutVisibility(command.env), GPUFLEET_POD: pod.id, ...(run.templateHash ? { GPUFLEET_TEMPLATE_HASH: run.templateHash } : {}), ...(simulated ? { REPLICA_NAME: podNameOf(pod.ref) } : {}) }, run.engine?.envFromSecret ?? {});
+  const env: V1EnvVar[] = envVars({ ...withoutVisibility(command.env), ...(weights?.env ?? {}), GPUFLEET_POD: pod.id, ...(run.templateHash ? { GPUFLEET_TEMPLATE_HASH: run.templateHash } : {}), ...(simulated ? { REPLICA_NAME: podNameOf(pod.ref) } : {}) }, run.engine?.envFromSecret ?? {});
   // First in the list: the kubelet expands $(GPUFLEET_POD_IP) in the arguments and in the values of the variables after it.
   if (group) env.unshift({ name: POD_IP_VAR, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
   const health = (periodSeconds: number, failureThreshold: number): V1Probe => ({ httpGet: { path: '/health', port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 });
@@ -234,6 +244,7 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
   // only once every rank joined) stands for the group.
   const worker = group !== undefined && group.rank > 0;
   const rendezvous = group ? [{ name: 'rendezvous', containerPort: group.rendezvousPort, protocol: 'TCP' }] : [];
+  const weightVolumes = weightVolumesOf(weights);
   const container: V1Container = {
     name: 'engine',
     image,
@@ -246,9 +257,31 @@ function engineSpecFor(pod: KubeDesiredPod, run: EngineRun, inventory: NodeInven
     ...(worker ? {} : { startupProbe: health(10, Math.max(1, Math.ceil(startupS / 10))), readinessProbe: health(5, 3), livenessProbe: health(10, 6) }),
     resources,
     // Tensor-parallel engines share memory between their workers through /dev/shm.
-    volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
+    volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }, ...weightVolumes.map((v) => v.mount)],
   };
-  return { containers: [container], volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory' } }] };
+  return { containers: [container], volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory' } }, ...weightVolumes.map((v) => v.volume)] };
+}
+
+/**
+ * This pod's node's copy of `artifact`. Throws WEIGHTS_PENDING (with the node's progress) until
+ * the copy is Ready, and WEIGHTS_FAILED when the cache gave up on it: node-runtime-core's
+ * resolvePodWeights, read for the pod's own node.
+ */
+function podWeightsOf(pod: DesiredPod, artifact: string, ctx: KubePodContext): PodWeights {
+  const cluster = ctx.weights;
+  return resolvePodWeights(pod.ref.namespace, artifact, cluster ? { copyOf: (namespace, name) => cluster.copyOf(pod.ref.node, namespace, name) } : undefined);
+}
+
+/**
+ * The copy's directories as read-only `hostPath` volumes, mounted where the cache has them on the
+ * node, so `{{model_path}}` and HF_HUB_CACHE mean the same inside the container. `Directory`: the
+ * kubelet refuses to start the Pod rather than make an empty directory if the tree is gone.
+ */
+function weightVolumesOf(weights: PodWeights | undefined): Array<{ volume: V1Volume; mount: V1VolumeMount }> {
+  return (weights?.binds ?? []).map((bind, i) => {
+    const name = i === 0 ? 'weights' : `weights-${i}`;
+    return { volume: { name, hostPath: { path: bind.source, type: 'Directory' } }, mount: { name, mountPath: bind.target ?? bind.source, readOnly: true } };
+  });
 }
 
 /**

@@ -7,6 +7,19 @@ export interface KubeObjects {
   readonly services: readonly V1Service[];
 }
 
+export interface ObjectName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface DesiredKubeObjects extends KubeObjects {
+  /**
+   * Pods that are desired but cannot be made now (an engine waiting for its weights): one that
+   * exists is neither replaced nor deleted, unless it is in phase Failed; none is made.
+   */
+  readonly held?: readonly ObjectName[];
+}
+
 export interface ObjectRef {
   readonly kind: 'Pod' | 'Service';
   readonly namespace: string;
@@ -81,10 +94,10 @@ function terminating(object: KubeObject): boolean {
  * by namespace): those without `app.kubernetes.io/managed-by: gpufleet` are never deleted or
  * changed. Pure; the result is sorted by namespace/name within each list.
  */
-export function reconcilePlan(desired: KubeObjects, observed: KubeObjects): ReconcilePlan {
+export function reconcilePlan(desired: DesiredKubeObjects, observed: KubeObjects): ReconcilePlan {
   const plan = { apply: { pods: [] as V1Pod[], services: [] as V1Service[] }, delete: [] as PlannedDelete[], wait: [] as PlannedWait[], conflicts: [] as PlannedConflict[] };
-  planKind('Pod', desired.pods, observed.pods, plan, plan.apply.pods);
-  planKind('Service', desired.services, observed.services, plan, plan.apply.services);
+  planKind('Pod', desired.pods, observed.pods, plan, plan.apply.pods, desired.held ?? []);
+  planKind('Service', desired.services, observed.services, plan, plan.apply.services, []);
   const byRef = (a: { ref: Omit<ObjectRef, 'uid'> }, b: { ref: Omit<ObjectRef, 'uid'> }): number => compare(`${a.ref.kind}/${a.ref.namespace}/${a.ref.name}`, `${b.ref.kind}/${b.ref.namespace}/${b.ref.name}`);
   plan.delete.sort(byRef);
   plan.wait.sort(byRef);
@@ -92,9 +105,16 @@ export function reconcilePlan(desired: KubeObjects, observed: KubeObjects): Reco
   return plan;
 }
 
-function planKind<T extends KubeObject>(kind: ObjectRef['kind'], desired: readonly T[], observed: readonly T[], plan: Omit<ReconcilePlan, 'apply'>, apply: T[]): void {
+function planKind<T extends KubeObject>(kind: ObjectRef['kind'], desired: readonly T[], observed: readonly T[], plan: Omit<ReconcilePlan, 'apply'>, apply: T[], held: readonly ObjectName[]): void {
   const seen = new Map(observed.map((o) => [keyOf(o.metadata), o]));
   const wanted = new Set<string>();
+  for (const h of held) {
+    const key = keyOf(h);
+    const have = seen.get(key);
+    wanted.add(key);
+    // A failed Pod never runs again, and its replacement waits like a first start.
+    if (have && isManaged(have) && !terminating(have) && (have as V1Pod).status?.phase === 'Failed') plan.delete.push({ ref: refOf(kind, have), reason: 'PodFailed' });
+  }
   for (const want of [...desired].sort((a, b) => compare(keyOf(a.metadata), keyOf(b.metadata)))) {
     const key = keyOf(want.metadata);
     wanted.add(key);

@@ -2,6 +2,7 @@ import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { PodRuntimeStatus } from '@gpufleet/contracts';
 import { withSpecHash } from './hash';
 import { dnsLabel, KubeLabels } from './names';
+import type { ObjectName } from './reconcile-plan';
 
 /** KUBE_WORKLOAD_NAMESPACE's value that puts each object in the Kubernetes namespace named like its gpufleet namespace. */
 export const PER_NAMESPACE = '*';
@@ -17,7 +18,7 @@ export const PER_NAMESPACE = '*';
 export function inWorkloadNamespace<T extends V1Pod | V1Service>(object: T, workloadNamespace: string): T {
   const from = object.metadata?.namespace ?? '';
   if (workloadNamespace === PER_NAMESPACE || from === workloadNamespace) return object;
-  const metadata = { ...object.metadata, name: dnsLabel(from, object.metadata?.name ?? ''), namespace: workloadNamespace };
+  const metadata = { ...object.metadata, ...workloadNamespaceName({ namespace: from, name: object.metadata?.name ?? '' }, workloadNamespace) };
   delete metadata.ownerReferences;
   const moved = { ...object, metadata } as T;
   if (moved.kind === 'Pod') movePodGroup(moved as V1Pod, from, workloadNamespace);
@@ -27,6 +28,12 @@ export function inWorkloadNamespace<T extends V1Pod | V1Service>(object: T, work
     if (selector) service.spec = { ...service.spec, selector: { ...selector, [KubeLabels.namespace]: from } };
   }
   return withSpecHash(moved);
+}
+
+/** Where `inWorkloadNamespace` puts an object of this name (a held Pod's, say). */
+export function workloadNamespaceName(object: ObjectName, workloadNamespace: string): ObjectName {
+  if (workloadNamespace === PER_NAMESPACE || object.namespace === workloadNamespace) return object;
+  return { namespace: workloadNamespace, name: dnsLabel(object.namespace, object.name) };
 }
 
 /**

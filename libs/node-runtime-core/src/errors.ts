@@ -27,6 +27,12 @@ export type PodPlanErrorReason =
   /** The workload has no template this runtime knows how to run. */
   | 'UNSUPPORTED_TEMPLATE';
 
+/**
+ * Reasons that say a pod waits for something that is on its way (its group's addresses, its
+ * weights), not that it failed: the pod is reported `Starting` with the message.
+ */
+export const WAITING_REASONS: ReadonlySet<PodPlanErrorReason> = new Set<PodPlanErrorReason>(['GROUP_LEADER_PENDING', 'GROUP_PEERS_PENDING', 'WEIGHTS_PENDING']);
+
 export class PodPlanError extends Error {
   override readonly name = 'PodPlanError';
 

@@ -18,7 +18,7 @@ import { podIdentity, podLimits, podSandbox, type PodIdentity, type PodSandboxCo
 import { resolvePodDevices, type PodDevices } from './pod-devices';
 import { resolveSecretEnv, type SecretLookup } from './secret-env';
 import type { GroupResolution } from './pod-group';
-import { resolvePodWeights, type WeightsLookup } from './weights';
+import { resolvePodWeights, withPodWeights, type WeightsLookup } from './weights';
 import type { EngineGroup } from '@gpufleet/engine-presets';
 
 /** How this runtime runs pods; the same for every pod of the node. */
@@ -134,7 +134,7 @@ export function planPod(pod: DesiredPod, port: number, ctx: PlanContext, group: 
 function planEngine(pod: DesiredPod, named: EngineRun, devices: PodDevices, port: number, ctx: PlanContext, group: EngineGroup | undefined): EnginePodPlan {
   // An artifact's weights are the node cache's verified copy: the engine loads it from there.
   const weights = named.artifact ? resolvePodWeights(pod.ref.namespace, named.artifact, ctx.weights) : undefined;
-  const run = weights ? { ...named, model: weights.modelPath, servedModelName: named.servedModelName || named.artifact } : named;
+  const run = weights ? withPodWeights(named, weights) : named;
   const spec = { ...engineSpec(run, devices, port, ctx.engineListenAddress), ...(group ? { group } : {}) };
   // A worker serves no API: it is Ready while alive (its leader serves only once the whole group is up).
   const worker = group !== undefined && group.rank > 0;

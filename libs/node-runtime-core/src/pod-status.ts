@@ -1,6 +1,7 @@
 import type { PodRuntimeStatus } from '@gpufleet/contracts';
 import type { ProcessState, ProcessStatus } from '@gpufleet/process-spec';
 import type { PodPlan } from './pod-plan';
+import { WAITING_REASONS } from './errors';
 
 /** The pod's state is its least healthy process's: an instance is Ready only when its sshd and command are. */
 const RANK: Readonly<Record<ProcessState, number>> = { Failed: 0, Backoff: 1, Stopping: 2, Stopped: 3, Starting: 4, Running: 5, Ready: 6 };
@@ -61,7 +62,7 @@ export function podRuntimeStatus(input: PodStatusInput): PodRuntimeStatus {
   if (plan.kind === 'failed') {
     status.message = plan.message;
     // Not a failure: the worker starts as soon as its leader says where to meet, the leader as soon as its workers say where they are, and any pod once its weights are on the node.
-    if (plan.reason === 'GROUP_LEADER_PENDING' || plan.reason === 'GROUP_PEERS_PENDING' || plan.reason === 'WEIGHTS_PENDING') status.state = 'Starting';
+    if (plan.reason && WAITING_REASONS.has(plan.reason)) status.state = 'Starting';
     return status;
   }
   if (processes.length === 0) {

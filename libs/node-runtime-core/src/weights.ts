@@ -1,3 +1,4 @@
+import type { EngineRun } from '@gpufleet/contracts';
 import type { SandboxBind } from '@gpufleet/process-spec';
 import { PodPlanError } from './errors';
 
@@ -56,4 +57,9 @@ export function resolvePodWeights(namespace: string, artifact: string, lookup: W
     return { modelPath: path, binds: [{ source: repoFolder, target: repoFolder }], env: { HF_HUB_CACHE: hf[1]!, HF_HUB_OFFLINE: '1' } };
   }
   return { modelPath: path, binds: [{ source: path, target: path }], env: {} };
+}
+
+/** The EngineRun an engine is started from once its weights are on the node: the copy as `{{model_path}}`, served as the artifact unless named otherwise. */
+export function withPodWeights(run: EngineRun, weights: PodWeights): EngineRun {
+  return { ...run, model: weights.modelPath, servedModelName: run.servedModelName || run.artifact };
 }

@@ -3,33 +3,25 @@
 // GPUInstance object's status. A real nats-server and scheduler (RUNTIME=kubernetes,
 // KUBE_CUSTOM_RESOURCES=true) against the API simulator; the test acts as the kubelet (the Pod's
 // status) and as the cloud's load-balancer controller (the Service's ingress).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Pod, V1Service } from '@kubernetes/client-node';
 import { InstancePhase } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { runKubectl, startKubeApiServer, waitFor, type KubeApiServer, type KubectlRun } from '@gpufleet/testing';
-import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
+import { waitFor, type KubeApiServer } from '@gpufleet/testing';
+import { KubeRuntimeHarness } from '../../__fixtures__/kube-runtime-harness';
+import type { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 import { instance } from '../../__fixtures__/requests';
 
 jest.setTimeout(60_000);
 
 const NS = 'gpufleet';
-const CRDS = resolve(__dirname, '../../../../../charts/gpufleet/crds');
 const WAIT = { timeoutMs: 15_000, intervalMs: 100 };
 
+let k: KubeRuntimeHarness;
 let api: KubeApiServer;
 let h: SchedulerHarness;
 let core: CoreV1Api;
-let dir: string;
 
-const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
-async function ok(...args: string[]): Promise<string> {
-  const run = await kubectl(...args);
-  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
-  return run.stdout;
-}
+const ok = (...args: string[]): Promise<string> => k.ok(...args);
 
 type Put = Parameters<KubeApiServer['put']>[0];
 
@@ -46,24 +38,12 @@ async function sshOf(): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpufleet-instance-ssh-'));
-  api = await startKubeApiServer();
-  await ok('apply', '--server-side', '-f', CRDS);
-  for (const name of ['gpu-0', 'gpu-1']) {
-    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
-  }
-  h = await SchedulerHarness.start({
-    env: { RUNTIME: 'kubernetes', KUBECONFIG: api.kubeconfigPath, KUBE_WORKLOAD_NAMESPACE: NS, KUBE_SSH_SERVICE_TYPE: 'LoadBalancer', KUBE_CUSTOM_RESOURCES: 'true' },
-  });
-  const kc = new KubeConfig();
-  kc.loadFromOptions(api.kubeConfig());
-  core = kc.makeApiClient(CoreV1Api);
+  k = await KubeRuntimeHarness.start({ crds: true, env: { KUBE_WORKLOAD_NAMESPACE: NS, KUBE_SSH_SERVICE_TYPE: 'LoadBalancer', KUBE_CUSTOM_RESOURCES: 'true' } });
+  ({ api, core, h } = k);
 });
 
 afterAll(async () => {
-  await h?.stop();
-  await api?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await k?.close();
 });
 
 it("reports a LoadBalancer SSH Service's node port on the Pod's node, then its ingress, in the gRPC and the GPUInstance status", async () => {

@@ -1,33 +1,28 @@
 // The kubernetes runtime end to end: a real nats-server and scheduler (RUNTIME=kubernetes) against
 // the Kubernetes API simulator, with kubectl as a user would run it. The test acts as the kubelet
 // (api.put of a Pod's status): nothing runs behind the simulator.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { Buckets, DeploymentPhase, NodeLedger, PodRuntimeStatus } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import { runKubectl, startKubeApiServer, type KubectlRun, waitFor, type KubeApiServer } from '@gpufleet/testing';
-import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
+import { waitFor, type KubeApiServer } from '@gpufleet/testing';
+import { KubeRuntimeHarness, MANAGED_SELECTOR, running } from '../../__fixtures__/kube-runtime-harness';
+import type { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 import { deployment } from '../../__fixtures__/requests';
 
 jest.setTimeout(60_000);
 
 const NS = 'gpufleet';
-const SELECTOR = 'app.kubernetes.io/managed-by=gpufleet';
+const SELECTOR = MANAGED_SELECTOR;
 const WAIT = { timeoutMs: 15_000, intervalMs: 50 };
 
+let k: KubeRuntimeHarness;
 let api: KubeApiServer;
 let h: SchedulerHarness;
 let core: CoreV1Api;
-let dir: string;
 
-const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
-
-async function pods(): Promise<V1Pod[]> {
-  return (await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR })).items.filter((p) => !p.metadata?.deletionTimestamp);
-}
+const kubectl = (...args: string[]) => k.kubectl(...args);
+const pods = (): Promise<V1Pod[]> => k.pods(NS);
 
 async function podsWhen(what: string, ok: (pods: V1Pod[]) => boolean): Promise<V1Pod[]> {
   return waitFor(
@@ -40,45 +35,17 @@ async function podsWhen(what: string, ok: (pods: V1Pod[]) => boolean): Promise<V
   );
 }
 
-/** What the kubelet would write once the engine's health probe passes. */
-function running(pod: V1Pod, ip: string): V1Pod {
-  const now = new Date().toISOString();
-  return {
-    ...pod,
-    status: {
-      phase: 'Running',
-      podIP: ip,
-      hostIP: '192.168.0.10',
-      startTime: now as unknown as Date,
-      conditions: [
-        { type: 'PodScheduled', status: 'True' },
-        { type: 'Ready', status: 'True' },
-      ],
-      containerStatuses: [{ name: 'engine', image: pod.spec!.containers[0].image!, imageID: '', ready: true, started: true, restartCount: 0, containerID: 'containerd://abc', state: { running: { startedAt: now as unknown as Date } } }],
-    },
-  };
-}
-
 async function getDeployment(name = 'd') {
   return (await callUnary(h.clients.deployments, h.clients.deployments.getDeployment, { namespace: 'default', name }, { metadata: h.admin() })).deployment!;
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpufleet-kube-runtime-'));
-  api = await startKubeApiServer();
-  for (const name of ['gpu-0', 'gpu-1']) {
-    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
-  }
-  h = await SchedulerHarness.start({ env: { RUNTIME: 'kubernetes', KUBECONFIG: api.kubeconfigPath, KUBE_WORKLOAD_NAMESPACE: NS } });
-  const kc = new KubeConfig();
-  kc.loadFromOptions(api.kubeConfig());
-  core = kc.makeApiClient(CoreV1Api);
+  k = await KubeRuntimeHarness.start({ env: { KUBE_WORKLOAD_NAMESPACE: NS } });
+  ({ api, core, h } = k);
 });
 
 afterAll(async () => {
-  await h?.stop();
-  await api?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await k?.close();
 });
 
 it('runs a deployment as Pods, turns the kubelet’s status into Ready, scales, re-adopts after a restart and cleans up', async () => {

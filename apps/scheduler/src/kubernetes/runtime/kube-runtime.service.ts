@@ -18,6 +18,7 @@ import { Buckets, keyOfStoreKey, OwnerLabels, podStoreKey, PodRuntimeStatus, typ
 import {
   desiredKubePods,
   desiredObjects,
+  failedManifestStatusOf,
   groupRestartsOf,
   inWorkloadNamespace,
   KubeLabels,
@@ -28,8 +29,10 @@ import {
   podStatusFingerprint,
   podStatusOf,
   reconcilePlan,
+  workloadNamespaceName,
   type ImageKind,
   type KubeNodeState,
+  type NodeWeightsLookup,
   type OwnerObjectRef,
   type PlannedDelete,
 } from '@gpufleet/kube-runtime-core';
@@ -225,7 +228,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
     ]);
     if (!stillLeading()) return;
     const { store, capacity } = this;
-    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), capacity.onNodeChanged(kick), this.kubeletDevices.onChange(kick)];
+    this.unsubscribe = [store.workloads.listen(kick), store.ledger.listen(kick), store.deployments.listen(kick), store.instances.listen(kick), store.pods.listen(kick), store.copies.listen(kick), capacity.onNodeChanged(kick), this.kubeletDevices.onChange(kick)];
     this.logger.info(`kubernetes runtime: informers synced (${pods.list().length} Pods, ${services.list().length} Services, ${nodes.list().length} Nodes); reconciling`);
     this.loop.start();
   }
@@ -301,9 +304,15 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       });
     const images = Object.fromEntries(this.config.KUBE_ENGINE_IMAGES.map((pair) => pair.split('=', 2) as [ImageKind, string]));
     const sshServiceType = this.config.KUBE_SSH_SERVICE_TYPE;
-    const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images });
+    // Each node's copies of ModelArtifacts, as its model cache writes them ("<node>.<namespace>.<name>").
+    const weights: NodeWeightsLookup = { copyOf: (node, namespace, artifact) => store.copies.get(`${node}.${namespace}.${artifact}`)?.value };
+    const desired = desiredObjects({ pods: desiredPods, deployments, sshServiceType }, { inventoryOf: (node) => capacity.inventoryOf(node), images, weights });
     const ns = this.namespace;
-    const want = { pods: desired.pods.map((p) => inWorkloadNamespace(p, ns)), services: desired.services.map((s) => inWorkloadNamespace(s, ns)) };
+    const want = {
+      pods: desired.pods.map((p) => inWorkloadNamespace(p, ns)),
+      services: desired.services.map((s) => inWorkloadNamespace(s, ns)),
+      held: desired.held.map((h) => workloadNamespaceName(h, ns)),
+    };
     const observed = { pods: [...pods.list()], services: [...services.list()] };
     const plan = reconcilePlan(want, observed);
     for (const c of plan.conflicts) this.logger.warn(`CONFLICT: ${c.message}`);
@@ -377,8 +386,7 @@ export class KubeRuntimeService implements OnApplicationBootstrap, OnApplication
       if (status) records.set(podStoreKey(status), status);
     }
     for (const f of failed) {
-      const ref = f.pod.ref;
-      const status = PodRuntimeStatus.fromPartial({ ...ref, state: 'Failed', message: f.message, updatedAt: now, templateHash: f.pod.template.engine?.templateHash ?? '' });
+      const status = failedManifestStatusOf(f, now);
       const key = podStoreKey(status);
       if (!records.has(key)) records.set(key, status);
     }

@@ -2,12 +2,13 @@
 // (RUNTIME=kubernetes) against the Kubernetes API simulator. The test writes the node's
 // kubelet-devices record as its agent does (the agent's side: apps/device-discovery
 // pod-resources-reporter.int.spec.ts).
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { Buckets, KubeletDevices, NodeLedger, Workload, storeKey } from '@gpufleet/contracts';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
-import { startKubeApiServer, waitFor, type KubeApiServer } from '@gpufleet/testing';
-import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
+import { waitFor } from '@gpufleet/testing';
+import { KubeRuntimeHarness } from '../../__fixtures__/kube-runtime-harness';
+import type { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
 import { deployment } from '../../__fixtures__/requests';
 
 jest.setTimeout(60_000);
@@ -15,13 +16,10 @@ jest.setTimeout(60_000);
 const NS = 'gpufleet';
 const WAIT = { timeoutMs: 15_000, intervalMs: 50 };
 
-let api: KubeApiServer;
+let k: KubeRuntimeHarness;
 let h: SchedulerHarness;
-let core: CoreV1Api;
 
-async function pods(): Promise<V1Pod[]> {
-  return (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/managed-by=gpufleet' })).items.filter((p) => !p.metadata?.deletionTimestamp);
-}
+const pods = (): Promise<V1Pod[]> => k.pods(NS);
 
 async function metric(name: string): Promise<string> {
   const text = await (await fetch(`http://127.0.0.1:${h.service.opsPort}/metrics`)).text();
@@ -35,19 +33,12 @@ async function wholeFree(): Promise<number> {
 }
 
 beforeAll(async () => {
-  api = await startKubeApiServer();
-  for (const name of ['gpu-0', 'gpu-1']) {
-    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
-  }
-  h = await SchedulerHarness.start({ env: { RUNTIME: 'kubernetes', KUBECONFIG: api.kubeconfigPath, KUBE_WORKLOAD_NAMESPACE: NS } });
-  const kc = new KubeConfig();
-  kc.loadFromOptions(api.kubeConfig());
-  core = kc.makeApiClient(CoreV1Api);
+  k = await KubeRuntimeHarness.start({ env: { KUBE_WORKLOAD_NAMESPACE: NS } });
+  h = k.h;
 });
 
 afterAll(async () => {
-  await h?.stop();
-  await api?.close();
+  await k?.close();
 });
 
 it('takes the devices the kubelet gave a Pod into the ledger (no Pod replaced, counted, placement follows) and places nothing on a card the kubelet cannot allocate', async () => {

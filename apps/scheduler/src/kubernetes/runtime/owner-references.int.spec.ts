@@ -2,61 +2,37 @@
 // object: a real nats-server and scheduler (RUNTIME=kubernetes, KUBE_CUSTOM_RESOURCES=true, each
 // workload in the Kubernetes namespace of its gpufleet namespace) against the API simulator,
 // driven by kubectl.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { callUnary } from '@gpufleet/grpc-kit';
-import { runKubectl, startKubeApiServer, waitFor, type KubeApiServer, type KubectlRun } from '@gpufleet/testing';
-import { SchedulerHarness } from '../../__fixtures__/scheduler-harness';
+import { waitFor } from '@gpufleet/testing';
+import { KubeRuntimeHarness } from '../../__fixtures__/kube-runtime-harness';
 import { deployment } from '../../__fixtures__/requests';
 
 jest.setTimeout(90_000);
 
-const CRDS = resolve(__dirname, '../../../../../charts/gpufleet/crds');
 const WAIT = { timeoutMs: 20_000, intervalMs: 100 };
-const SELECTOR = 'app.kubernetes.io/managed-by=gpufleet';
 
-let api: KubeApiServer;
-let h: SchedulerHarness | undefined;
+let k: KubeRuntimeHarness;
 let core: CoreV1Api;
 let dir: string;
 
-const kubectl = (...args: string[]): Promise<KubectlRun> => runKubectl(api.kubeconfigPath, join(dir, 'cache'), args);
-async function ok(...args: string[]): Promise<string> {
-  const run = await kubectl(...args);
-  if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
-  return run.stdout;
-}
-const startScheduler = (): Promise<SchedulerHarness> =>
-  SchedulerHarness.start({ env: { RUNTIME: 'kubernetes', KUBE_CUSTOM_RESOURCES: 'true', KUBECONFIG: api.kubeconfigPath, KUBE_WORKLOAD_NAMESPACE: '*' } });
-const currentScheduler = (): SchedulerHarness => {
-  if (!h) throw new Error('no scheduler running');
-  return h;
-};
-const pods = async (namespace: string): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector: SELECTOR })).items.filter((p) => !p.metadata?.deletionTimestamp);
+const kubectl = (...args: string[]) => k.kubectl(...args);
+const ok = (...args: string[]): Promise<string> => k.ok(...args);
+const pods = (namespace: string) => k.pods(namespace);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpufleet-owners-'));
-  api = await startKubeApiServer();
-  await ok('apply', '--server-side', '-f', CRDS);
-  for (const name of ['gpu-0', 'gpu-1']) {
-    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { 'gpufleet.io/nvidia-gpu': '8' } } });
-  }
-  h = await startScheduler();
-  const kc = new KubeConfig();
-  kc.loadFromOptions(api.kubeConfig());
-  core = kc.makeApiClient(CoreV1Api);
+  k = await KubeRuntimeHarness.start({ crds: true, env: { KUBE_CUSTOM_RESOURCES: 'true', KUBE_WORKLOAD_NAMESPACE: '*' } });
+  ({ core, dir } = k);
 });
 
 afterAll(async () => {
-  await h?.stop();
-  await api?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await k?.close();
 });
 
 it('owns the Pod and Service of an applied ModelDeployment by the object, and still deletes through the finalizer', async () => {
-  const h = currentScheduler();
+  const h = k.h;
   const oneGpu = await waitFor('a 1-GPU InstanceType', async () => (await ok('get', 'it', '-o', 'jsonpath={.items[*].metadata.name}')).split(' ').find((t) => t.endsWith('.1x')), WAIT);
   await ok('create', 'namespace', 'team-a');
   const file = join(dir, 'md.yaml');
@@ -106,8 +82,7 @@ it('leaves the Pods to Kubernetes garbage collection once gpufleet is gone and t
   await waitFor('the owned Service', async () => ((await core.readNamespacedService({ namespace: 'team-a', name: 'gc' }).catch(() => undefined))?.metadata?.ownerReferences?.[0]?.uid === uid ? true : undefined), WAIT);
 
   // gpufleet uninstalled: nothing serves its finalizer, so the admin removes it and deletes the object.
-  await currentScheduler().stop();
-  h = undefined;
+  await k.stopScheduler();
   await ok('patch', 'md', 'gc', '-n', 'team-a', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
   await ok('delete', 'md', 'gc', '-n', 'team-a');
   await waitFor('garbage collection of the Pod and Service', async () => {
