@@ -37,6 +37,8 @@ export interface ModelCacheOptions {
   readonly progressThrottle?: Partial<ProgressThrottle>;
   readonly peers?: PeerDirectory;
   readonly onEvent?: (e: CacheEvent) => void;
+  /** absolute directories whose files a manifest may name as `file:///` sources (LOCAL artifacts on shared storage); default none */
+  readonly localRoots?: readonly string[];
 }
 
 export interface EnsureOptions {
@@ -282,7 +284,7 @@ export class ModelCache {
     const kept: string[] = [];
     let reservation: Reservation | undefined;
     try {
-      validateCacheManifest(manifest);
+      validateCacheManifest(manifest, { localRoots: this.o.localRoots });
       if (opts.hf) validateHfLayout(opts.hf);
       const unique = uniqueFiles(manifest.files);
       bytesTotal = sum(unique.map((f) => f.size));

@@ -127,6 +127,7 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
       watermarks: { high: this.config.CACHE_HIGH_WATERMARK_PERCENT / 100, low: this.config.CACHE_LOW_WATERMARK_PERCENT / 100 },
       capacityBytes: this.config.CACHE_CAPACITY_GIB > 0 ? this.config.CACHE_CAPACITY_GIB * 1024 ** 3 : undefined,
       peers: this.peersFor(node),
+      localRoots: this.config.LOCAL_SOURCE_ROOTS,
       onEvent: (event) => {
         if (event.type === 'TreeEvicted') void this.evicted(node, event.digest);
         else if (event.type === 'DigestMismatch' || event.type === 'SourceFailed') this.logger.warn({ node, event }, `node ${node}: ${event.type} for ${event.path}`);
