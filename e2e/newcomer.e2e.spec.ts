@@ -25,7 +25,8 @@ function InstanceService_create(name: string): CreateInstanceRequest {
 }
 
 describe('newcomer path on a fresh `gpufleet up`', () => {
-  const up = new UpProcess([...at, '--fleet', DEV_FLEET, '--scheduler-port', '0', '--scheduler-http-port', '0', '--heartbeat-interval', '1']);
+  // --sample-hub: a local hub with sample repositories, so deploy-from-hub runs offline (last test).
+  const up = new UpProcess([...at, '--fleet', DEV_FLEET, '--scheduler-port', '0', '--scheduler-http-port', '0', '--heartbeat-interval', '1', '--sample-hub']);
 
   afterAll(async () => {
     await up.stop();
@@ -113,5 +114,37 @@ describe('newcomer path on a fresh `gpufleet up`', () => {
     const other = await gpufleet(['deploy', 'Qwen/Qwen3-8B', '--name', 'other', '--queue', 'research', ...at]);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/localQueue: expected a LocalQueue of namespace "default" \(create it with `gpufleet submit -f`.*or leave the queue unset to use "default".*\), got "research"/);
+  });
+
+  it('deploys a model from the sample hub: its verified copy in the node cache is what the engine loads, offline', async () => {
+    expect(up.output).toMatch(/sample-hub\s+http:\/\/127\.0\.0\.1:\d+\s+\(HF_ENDPOINT of model delivery; sample\/tiny-llama, sample\/tiny-llama-gguf\)/);
+    const created = await gpufleet(['create', 'artifact', 'tiny-llama', '--hf', 'sample/tiny-llama', '--wait', ...at]);
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toMatch(/artifact\/default\/tiny-llama Ready: 7 files, manifest sha256:/);
+
+    const deployed = await gpufleet(['deploy', '--artifact', 'tiny-llama', '--wait', ...at]);
+    expect(deployed.stderr).toBe('');
+    expect(deployed.stdout).toMatch(/deployment\/default\/tiny-llama is Ready/);
+
+    const artifact = JSON.parse((await gpufleet(['get', 'artifacts', 'tiny-llama', '-o', 'json', ...at])).stdout) as { status: { nodes: Array<{ node: string; state: string; path: string }> } };
+    const deployment = JSON.parse((await gpufleet(['get', 'deployments', 'tiny-llama', '-o', 'json', ...at])).stdout) as { status: { replicas: Array<{ node: string; state: string }> } };
+    const [replica] = deployment.status.replicas;
+    expect(replica.state).toBe('Ready');
+    const copy = artifact.status.nodes.find((n) => n.node === replica.node);
+    expect(copy).toMatchObject({ state: 'Ready', path: expect.stringMatching(/\/hf\/models--sample--tiny-llama\/snapshots\/[0-9a-f]{40}$/) });
+    expect(copy!.path.startsWith(join(home, 'model-cache', replica.node) + '/')).toBe(true);
+    expect(readFileSync(join(copy!.path, 'config.json'), 'utf8')).toContain('"LlamaForCausalLM"');
+
+    // The engine the node runtime started for the replica (under its sandbox's wrappers) was
+    // given the node cache's copy as its model.
+    const withCopy = processTree(up.child.pid!).flatMap((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv.includes(copy!.path) ? [argv.join(' ')] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+    expect(withCopy.filter((cmdline) => /engine-sim|main\.js serve/.test(cmdline))).not.toEqual([]);
   });
 });

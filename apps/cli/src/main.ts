@@ -92,6 +92,7 @@ program
   .option('--router-port <port>', "preferred port of the inference router's OpenAI API", intArg('--router-port'), 8000)
   .option('--router-auth', 'make the router require API keys (gpufleet keys create); by default requests without one are served')
   .option('--hf-endpoint <url>', 'the Hugging Face hub model artifacts are resolved against (a mirror, an air-gapped hub; default https://huggingface.co)')
+  .option('--sample-hub', 'also start a local Hugging Face hub with sample repositories (sample/tiny-llama, sample/tiny-llama-gguf) and resolve artifacts against it: model delivery works offline')
   .option('--heartbeat-interval <s>', 'agent heartbeat interval, seconds', intArg('--heartbeat-interval'), 15)
   .option('--not-ready-timeout <s>', 'seconds without heartbeat before a node is NotReady', intArg('--not-ready-timeout'), 45)
   .option('--reschedule-after <s>', 'seconds a replica on a NotReady node waits before it is moved to another node', intArg('--reschedule-after'), 300)
@@ -128,6 +129,7 @@ program
         routerPort: o.routerPort,
         routerAuth: Boolean(o.routerAuth),
         hfEndpoint: o.hfEndpoint,
+        sampleHub: Boolean(o.sampleHub),
         heartbeatIntervalS: o.heartbeatInterval,
         notReadyTimeoutS: o.notReadyTimeout,
         rescheduleAfterS: o.rescheduleAfter,

@@ -44,6 +44,12 @@ export const deliveryConfigSchema = defineConfig(
     CACHE_CAPACITY_GIB: int({ default: 0, min: 0, desc: "Node role: GiB each node's cache may use; 0: the size of CACHE_DIR's filesystem." }),
     CACHE_HIGH_WATERMARK_PERCENT: int({ default: 80, min: 1, max: 100, desc: 'Node role: above this share of the capacity, unused trees are evicted (least recently used first).' }),
     CACHE_LOW_WATERMARK_PERCENT: int({ default: 70, min: 1, max: 100, desc: 'Node role: eviction frees space down to this share of the capacity.' }),
+    LOCAL_SOURCE_ROOTS: list({
+      default: [],
+      minItems: 0,
+      of: str({ pattern: /^\/(?!.*(^|\/)\.\.?(\/|$)).*$/, patternDesc: 'an absolute path without "." or ".." segments', desc: 'a directory' }),
+      desc: 'Node role: directories (shared storage mounted at the same path on every node, e.g. NFS) whose files node caches copy for LOCAL artifacts; a LOCAL artifact elsewhere fails with InvalidManifest. Empty: LOCAL artifacts are not fetched.',
+    }),
     CACHE_HF_LAYOUT: bool({ default: true, desc: 'Node role: also lay hub artifacts out as a Hugging Face cache (models--org--name/snapshots/<commit>), for engines given HF_HUB_CACHE and HF_HUB_OFFLINE=1.' }),
     DOWNLOAD_STREAMS: int({ default: 8, min: 1, max: 64, desc: 'Node role: ranged requests in flight per download.' }),
     DOWNLOAD_BANDWIDTH_MIBPS: int({ default: 0, min: 0, desc: "Node role: a cap on each node's download rate, MiB/s; 0: none." }),

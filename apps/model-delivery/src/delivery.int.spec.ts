@@ -24,7 +24,8 @@ import { callUnary } from '@gpufleet/grpc-kit';
 import { startService, type RunningService } from '@gpufleet/service-kit';
 import { freePort, grpcError, startHubSimulator, startNats, waitFor, writeSparseCheckpoint, type HubSimulator, type RunningServer, type SparseCheckpoint } from '@gpufleet/testing';
 import { AppModule } from './app.module';
-import { deliveryConfigSchema } from './config';
+import { deliveryConfigSchema, type DeliveryConfig } from './config';
+import { readPersistedLeases } from '@gpufleet/model-cache';
 import { NodeCachesService } from './node/node-caches.service';
 
 const ADMIN = 'admin-token-of-the-delivery-spec';
@@ -38,6 +39,7 @@ let cacheDir: string;
 let connection: NatsConnection;
 /** Qwen2.5-7B's real config.json and generated safetensors headers over sparse data (15 GB, a few KiB on disk). */
 let qwen: SparseCheckpoint;
+let config: DeliveryConfig;
 
 const admin = () => {
   const md = new Metadata();
@@ -108,7 +110,7 @@ beforeAll(async () => {
     }),
   ]);
   cacheDir = mkdtempSync(join(tmpdir(), 'gpufleet-delivery-it-'));
-  const config = loadConfig(deliveryConfigSchema, {
+  config = loadConfig(deliveryConfigSchema, {
     NATS_URL: nats.url,
     GPUFLEET_CLUSTER: `md${process.pid}`,
     GPUFLEET_ADMIN_TOKEN: ADMIN,
@@ -245,6 +247,39 @@ describe('ModelDeliveryService', () => {
     expect(llm.status!.phase).not.toBe(ArtifactPhase.ARTIFACT_PHASE_FAILED);
     expect(llm.status!.model).toBeUndefined();
     expect(llm.status!.estimateError).toMatch(/^INVALID_MODEL_CONFIG: config\.json: /);
+  });
+
+  it("keeps a pod's lease through a restart of the node role, and releases on the first pass after one a lease no pod needs any more", async () => {
+    const workloads = await KvStore.open(connection.jetstream(), Buckets.workloads(`md${process.pid}`), Workload);
+    const digest = (await artifact('for-pods')).status!.manifestDigest;
+    const pod = Workload.fromPartial({
+      spec: { name: 'chat2', namespace: 'team-a', template: { engine: { deployment: 'chat2', artifact: 'for-pods' } } },
+      status: { phase: WorkloadPhase.WORKLOAD_PHASE_ADMITTED, placements: [{ node: 'n2', podSet: 'server' }] },
+    });
+    await workloads.put('team-a.chat2', pod);
+    await waitFor('the lease on the tree', async () => service.app.get(NodeCachesService).leasesOf('n2').get('team-a.for-pods') === digest || undefined, { timeoutMs: 10_000 });
+    const restart = async () => {
+      await service.close();
+      service = await startService({ service: 'model-delivery', config, module: AppModule.forRoot(config) });
+    };
+
+    // The pod runs on through the restart: the new process holds the same lease, not a second one.
+    await restart();
+    const persisted = await readPersistedLeases(join(cacheDir, 'n2'));
+    expect(persisted).toEqual([expect.objectContaining({ digest, holder: 'team-a.for-pods' })]);
+    const caches = service.app.get(NodeCachesService);
+    await waitFor('the lease adopted', async () => caches.leasesOf('n2').get('team-a.for-pods') === digest || undefined, { timeoutMs: 10_000 });
+    await caches.idle();
+    expect(caches.cacheOf('n2')!.trees().find((t) => t.digest === digest)?.inUse).toBe(1);
+    expect(await readPersistedLeases(join(cacheDir, 'n2'))).toEqual(persisted);
+
+    // The pod ends while model delivery is down: nothing else names the artifact for n2, and the
+    // first pass of the next process opens n2's cache only to release the lease.
+    await service.close();
+    await workloads.put('team-a.chat2', { ...pod, status: { ...pod.status!, phase: WorkloadPhase.WORKLOAD_PHASE_FINISHED } });
+    service = await startService({ service: 'model-delivery', config, module: AppModule.forRoot(config) });
+    await waitFor('the stale lease released', async () => ((await readPersistedLeases(join(cacheDir, 'n2'))).length === 0) || undefined, { timeoutMs: 10_000 });
+    expect(service.app.get(NodeCachesService).cacheOf('n2')!.trees().find((t) => t.digest === digest)?.inUse).toBe(0);
   });
 
   it('refuses a second artifact of the same name: the spec never changes', async () => {

@@ -6,6 +6,7 @@ import type { CacheEvent } from './events';
 import { planEviction, type EvictionCandidate } from './eviction';
 import { publishHfSnapshot, removeHfSnapshot, validateHfLayout, type HfLayoutOptions } from './hf-layout';
 import { CacheLayout, exists, fsyncDir, hexOf, removeTree, writeFileAtomic } from './layout';
+import { LeaseLedger, type PersistedLease } from './leases';
 import { blobKey, InvalidManifestError, validateCacheManifest, type BlobDigest, type CacheManifest, type CacheManifestFile, type DigestAlg } from './manifest';
 import type { PeerDirectory } from './peers';
 import { DEFAULT_PROGRESS_THROTTLE, ProgressReporter, type DeliveryProgress, type ProgressThrottle } from './progress';
@@ -36,6 +37,8 @@ export interface ModelCacheOptions {
   readonly progressThrottle?: Partial<ProgressThrottle>;
   readonly peers?: PeerDirectory;
   readonly onEvent?: (e: CacheEvent) => void;
+  /** absolute directories whose files a manifest may name as `file:///` sources (LOCAL artifacts on shared storage); default none */
+  readonly localRoots?: readonly string[];
 }
 
 export interface EnsureOptions {
@@ -74,6 +77,11 @@ export interface TreeInfo {
 }
 
 export interface TreeLease {
+  /** persisted in <root>/leases.json until released: a lease outlives the process that took it */
+  readonly id: string;
+  readonly digest: string;
+  /** what acquire() was told holds it ('' if nothing) */
+  readonly holder: string;
   readonly path: string;
   readonly hfSnapshotPath?: string;
   /** idempotent; the tree becomes evictable once no lease holds it */
@@ -121,6 +129,8 @@ export class ModelCache {
   private readonly records = new Map<string, TreeRecord>();
   private readonly blobSizes = new Map<string, number>();
   private readonly inUse = new Map<string, number>();
+  /** every lease held, persisted; loaded at open, so inUse counts the leases of earlier processes too */
+  private leases!: LeaseLedger;
   /** blobs deliveries in flight rely on: never deleted by eviction */
   private readonly keep = new Map<string, number>();
   private readonly reservations = new Set<Reservation>();
@@ -172,24 +182,44 @@ export class ModelCache {
     return result;
   }
 
-  /** A workload takes the tree; it is not evicted until every lease is released. */
-  async acquire(digest: string): Promise<TreeLease> {
+  /**
+   * A workload takes the tree; it is not evicted until every lease is released. The lease is on
+   * disk when this resolves, so it holds across a restart of the owner until released; `holder`
+   * tells the owner's leases apart in heldLeases() after one.
+   */
+  async acquire(digest: string, opts: { holder?: string } = {}): Promise<TreeLease> {
     const rec = this.records.get(digest);
     if (!rec) throw new DeliveryError('InvalidManifest', `tree ${digest} is not Ready on this node: ensure() it first`);
+    const lease = await this.leases.add(digest, opts.holder ?? '');
     this.inUse.set(digest, (this.inUse.get(digest) ?? 0) + 1);
     rec.lastUsedAt = Date.now();
     await this.saveRecord(rec);
-    let released = false;
+    return this.leaseHandle(lease);
+  }
+
+  /**
+   * Every lease held, those of an earlier process included (persisted, reloaded at open): a
+   * restarted owner keeps the ones its workloads still need and releases the rest.
+   */
+  heldLeases(): TreeLease[] {
+    return this.leases.list().map((l) => this.leaseHandle(l));
+  }
+
+  private leaseHandle(lease: PersistedLease): TreeLease {
+    const rec = this.records.get(lease.digest);
     return {
-      path: this.layout.tree(digest),
-      hfSnapshotPath: rec.hf ? join(this.layout.hfCacheDir, hfFolder(rec.hf), 'snapshots', rec.hf.commit) : undefined,
+      id: lease.id,
+      digest: lease.digest,
+      holder: lease.holder,
+      path: this.layout.tree(lease.digest),
+      hfSnapshotPath: rec?.hf ? join(this.layout.hfCacheDir, hfFolder(rec.hf), 'snapshots', rec.hf.commit) : undefined,
       release: async () => {
-        if (released) return;
-        released = true;
-        const n = (this.inUse.get(digest) ?? 1) - 1;
-        if (n > 0) this.inUse.set(digest, n);
-        else this.inUse.delete(digest);
-        const r = this.records.get(digest);
+        // idempotent, across every handle of the lease: only the release that removes it counts
+        if (!(await this.leases.remove(lease.id))) return;
+        const n = (this.inUse.get(lease.digest) ?? 1) - 1;
+        if (n > 0) this.inUse.set(lease.digest, n);
+        else this.inUse.delete(lease.digest);
+        const r = this.records.get(lease.digest);
         if (r) {
           r.lastUsedAt = Date.now();
           await this.saveRecord(r);
@@ -254,7 +284,7 @@ export class ModelCache {
     const kept: string[] = [];
     let reservation: Reservation | undefined;
     try {
-      validateCacheManifest(manifest);
+      validateCacheManifest(manifest, { localRoots: this.o.localRoots });
       if (opts.hf) validateHfLayout(opts.hf);
       const unique = uniqueFiles(manifest.files);
       bytesTotal = sum(unique.map((f) => f.size));
@@ -520,6 +550,10 @@ export class ModelCache {
     for (const name of await fs.readdir(this.layout.treesDir)) {
       if (![...this.records.keys()].some((d) => hexOf(d) === name)) await removeTree(join(this.layout.treesDir, name));
     }
+    // Leases of an earlier process hold their trees from the start: nothing is evicted before the
+    // owner has decided which of them its workloads still need. A lease on a tree that is gone is dropped.
+    this.leases = (await LeaseLedger.open(this.o.root, (d) => this.records.has(d))).ledger;
+    for (const l of this.leases.list()) this.inUse.set(l.digest, (this.inUse.get(l.digest) ?? 0) + 1);
   }
 }
 

@@ -14,3 +14,5 @@ export { servePeerBlobs } from './peer-server';
 export type { PeerServer, PeerServerOptions, VerifiedBlobSource } from './peer-server';
 export { createBlobHasher } from './hashing';
 export { CacheLayout } from './layout';
+export { LEASES_FILE, readPersistedLeases } from './leases';
+export type { PersistedLease } from './leases';

@@ -21,7 +21,7 @@ describe('validateCacheManifest', () => {
     ['a negative size', { size: -1 }, /files\[0\]\.size: expected a non-negative integer/],
     ['an unknown algorithm', { digest: { alg: 'md5', hex: hex64 } }, /files\[0\]\.digest\.alg: expected "sha256" or "gitsha1", got "md5"/],
     ['a short sha256', { digest: { alg: 'sha256', hex: 'abc' } }, /files\[0\]\.digest\.hex: expected 64 lowercase hex digits for sha256/],
-    ['a non-http source', { sources: [{ url: 'file:///etc/passwd' }] }, /files\[0\]\.sources\[0\]\.url: expected an http: or https: URL, got file:/],
+    ['a non-http source', { sources: [{ url: 'file:///etc/passwd' }] }, /files\[0\]\.sources\[0\]\.url: expected an http: or https: URL, or a file:\/\/\/ URL below one of the cache's localRoots \(none configured\), got file:\/\/\/etc\/passwd/],
   ])('refuses %s, naming the field', (_name, patch, message) => {
     const m = { ...good, files: [{ ...good.files[0], ...patch } as CacheManifest['files'][number], good.files[1]] };
     expect(() => validateCacheManifest(m)).toThrow(message);

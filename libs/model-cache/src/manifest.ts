@@ -46,7 +46,7 @@ export function blobKey(d: BlobDigest): string {
 }
 
 /** Checks what the cache relies on: paths that cannot leave the tree, digests it can verify, sizes it can reserve. */
-export function validateCacheManifest(m: CacheManifest): void {
+export function validateCacheManifest(m: CacheManifest, opts: { localRoots?: readonly string[] } = {}): void {
   if (typeof m.digest !== 'string' || !MANIFEST_DIGEST.test(m.digest)) {
     throw new InvalidManifestError('digest', `"sha256:" and 64 lowercase hex digits, got ${JSON.stringify(m.digest)}`);
   }
@@ -77,7 +77,15 @@ export function validateCacheManifest(m: CacheManifest): void {
       } catch {
         throw new InvalidManifestError(`${at}.sources[${j}].url`, `an absolute http(s) URL, got ${JSON.stringify(s.url)}`);
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      if (url.protocol === 'file:') {
+        // A LOCAL artifact's file on this node: only below a root the cache was given (the
+        // manifest's path comes from a user's spec; a node cache must not copy any file it can read).
+        const roots = opts.localRoots ?? [];
+        const path = decodeURIComponent(url.pathname);
+        if (url.host !== '' || url.search || url.hash || !roots.some((r) => path.startsWith(r.endsWith('/') ? r : `${r}/`))) {
+          throw new InvalidManifestError(`${at}.sources[${j}].url`, `an http: or https: URL, or a file:/// URL below one of the cache's localRoots (${roots.length > 0 ? roots.join(', ') : 'none configured'}), got ${url.protocol}//${url.host}${url.pathname}`);
+        }
+      } else if (url.protocol !== 'http:' && url.protocol !== 'https:') {
         throw new InvalidManifestError(`${at}.sources[${j}].url`, `an http: or https: URL, got ${url.protocol}`);
       }
     });

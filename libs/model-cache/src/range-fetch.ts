@@ -1,6 +1,7 @@
 import http from 'http';
 import https from 'https';
 import { DeliveryError, SourceError } from './errors';
+import { readLocalRange } from './local-file';
 
 export interface HttpAgents {
   readonly http: http.Agent;
@@ -42,6 +43,7 @@ const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
  */
 export async function fetchRange(req: RangeRequest, sink: (buf: Buffer) => Promise<void>): Promise<void> {
   let url = new URL(req.url);
+  if (url.protocol === 'file:') return readLocalRange(url, req, sink);
   let headers: Record<string, string> = { ...req.headers };
   for (let hop = 0; ; hop++) {
     const res = await open(url, headers, req);

@@ -105,9 +105,22 @@ function copyTree(from: string, to: string): number {
 
 /** Builds one app into dist/; with `log`, says what it compiled and how long it took. */
 export async function buildApp(app: string, { root = REPO_ROOT, log }: { root?: string; log?: (line: string) => void } = {}): Promise<BuildResult> {
-  const started = process.hrtime.bigint();
   const entry = join(root, 'apps', app, 'src', 'main.ts');
   if (!existsSync(entry)) throw new Error(`unknown app ${app}: no ${relative(root, entry)} (apps: ${listApps(root).join(', ')})`);
+  return buildEntry(entry, { root, log, name: app });
+}
+
+/**
+ * Builds any entry point of the repository (and what it imports) into dist/, as buildApp does an
+ * app's main.ts: for a process that is not an app, e.g. the sample hub `gpufleet up --sample-hub`
+ * runs from libs/testing. `entry` is absolute or relative to `root`; `name` is what the result
+ * and the log call it (default the entry's path).
+ */
+export async function buildEntry(entryPath: string, { root = REPO_ROOT, log, name }: { root?: string; log?: (line: string) => void; name?: string } = {}): Promise<BuildResult> {
+  const started = process.hrtime.bigint();
+  const entry = resolve(root, entryPath);
+  if (!existsSync(entry)) throw new Error(`cannot build ${relative(root, entry)}: no such file`);
+  const app = name ?? relative(root, entry);
   const options = swcOptions(root);
   const { transform } = require('@swc/core') as typeof import('@swc/core');
   const configTime = Math.max(...['.swcrc', 'tsconfig.base.json', 'libs/process-kit/src/build.ts'].map((f) => mtime(join(root, f))));

@@ -1,11 +1,11 @@
 import { randomBytes } from 'crypto';
-import { existsSync, mkdirSync, rmSync } from 'fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'fs';
 import { join, resolve } from 'path';
 import { CapacityServiceClient } from '@gpufleet/contracts';
 import { loadFleetFile } from '@gpufleet/device-inventory';
 import { callUnary, channelCredentials } from '@gpufleet/grpc-kit';
 import { adminTokenPath, cliClientOptions, ensureAdminToken } from '../admin';
-import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, freePort, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
+import { ManagedProcess, ProcessGroup, ServiceProcessSpec, StopWaiting, buildApp, buildEntry, freePort, outputOf, isPortOpen, logTail, builtServiceArgs, requireBinary, sourceServiceArgs, waitFor } from '@gpufleet/process-kit';
 import { StackContext, readLiveContext, removeContext, writeContext } from '../context';
 import { killRecordedPods, nodeStateDir, nodesDir } from '../up/node-pods';
 import { NatsAuthFiles, natsAuthDir, nodeIdentityName, stackIdentities, writeNatsAuth } from '../up/nats-auth';
@@ -28,6 +28,12 @@ export interface UpOptions {
   routerAuth: boolean;
   /** The Hugging Face hub artifacts are resolved against (model delivery's HF_ENDPOINT); default the public one. */
   hfEndpoint?: string;
+  /**
+   * Start the hub simulator on loopback with the sample repositories (sample/tiny-llama,
+   * sample/tiny-llama-gguf) and resolve artifacts against it: deploy-from-hub works offline.
+   * Excludes hfEndpoint.
+   */
+  sampleHub?: boolean;
   heartbeatIntervalS: number;
   notReadyTimeoutS: number;
   /** Seconds a replica on a NotReady node waits before the scheduler moves it. */
@@ -80,10 +86,23 @@ function serviceArgs(app: string, fromSource: boolean): string[] {
   return fromSource ? sourceServiceArgs(app, REPO_ROOT) : builtServiceArgs(app, REPO_ROOT);
 }
 
+/**
+ * The hub of `--sample-hub`: the hub simulator of libs/testing with its sample repositories. It is
+ * started by path, never imported, so the CLI does not depend on the test harness.
+ */
+const SAMPLE_HUB_ENTRY = 'libs/testing/src/hf-hub/sample-hub.ts';
+
+/** What the sample hub's ready file says (libs/testing/src/hf-hub/sample-hub.ts). */
+interface SampleHubReady {
+  url: string;
+  repos: Array<{ id: string; commit: string; files: number; bytes: number }>;
+}
+
 /** Brings dist/ up to date for the stack's apps (a no-op when nothing changed), saying what it compiled. */
-async function buildStack(log: (line: string) => void): Promise<void> {
+async function buildStack(log: (line: string) => void, sampleHub: boolean): Promise<void> {
   const results = [];
   for (const app of STACK_APPS) results.push(await buildApp(app, { root: REPO_ROOT }));
+  if (sampleHub) results.push(await buildEntry(SAMPLE_HUB_ENTRY, { root: REPO_ROOT, name: 'sample-hub' }));
   const compiled = results.reduce((n, r) => n + r.compiled.length, 0);
   const ms = results.reduce((n, r) => n + r.ms, 0);
   if (compiled > 0) log(`built ${compiled} files of ${results.filter((r) => r.compiled.length > 0).map((r) => r.app).join(', ')} into dist/ in ${(ms / 1000).toFixed(1)} s`);
@@ -123,6 +142,7 @@ const NATS_CREDENTIAL_VARS = ['NATS_CREDS_FILE', 'NATS_NKEY_SEED_FILE', 'NATS_US
  */
 export async function up(opts: UpOptions): Promise<{ context: StackContext; stop: () => Promise<void> }> {
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
+  if (opts.sampleHub && opts.hfEndpoint) throw new Error('--sample-hub and --hf-endpoint: choose one (the sample hub is the endpoint it sets)');
   const running = readLiveContext(opts.home);
   if (running) {
     throw new Error(`a gpufleet stack already runs from ${opts.home} (pid ${running.pid}); stop it, or use another --home`);
@@ -167,7 +187,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
   /** Each service's /readyz, timed from the start of `up`. */
   const readiness: Array<{ process: ManagedProcess; ops: string }> = [];
   try {
-    if (!fromSource) await buildStack(log);
+    if (!fromSource) await buildStack(log, opts.sampleHub ?? false);
     const groups = nodeGroups(fleet.nodes.map((n) => n.name), opts.nodesPerProcess ?? DEFAULT_NODES_PER_PROCESS);
     let natsUrl = opts.natsUrl;
     const rows: Array<[string, string, string]> = [];
@@ -345,6 +365,24 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
     rows.push(['router', `http://${reach}:${routerHttp}/v1  (OpenAI API; ${keysNote})  grpc ${reach}:${routerGrpc}`, router.spec.logFile]);
     readiness.push({ process: router, ops: `http://${reach}:${routerOps}` });
 
+    let hfEndpoint = opts.hfEndpoint;
+    if (opts.sampleHub) {
+      const readyFile = join(opts.home, 'sample-hub.json');
+      rmSync(readyFile, { force: true });
+      const entry = join(REPO_ROOT, SAMPLE_HUB_ENTRY);
+      const hub = start(group, {
+        name: 'sample-hub',
+        command: process.execPath,
+        args: [...(fromSource ? ['-r', '@swc-node/register', entry] : [outputOf(entry, REPO_ROOT)]), '--ready-file', readyFile],
+        cwd: REPO_ROOT,
+        env: inherited,
+        logFile: join(logsDir, 'sample-hub.log'),
+      });
+      const ready = await waitForSampleHub(hub, readyFile);
+      hfEndpoint = ready.url;
+      rows.push(['sample-hub', `${ready.url}  (HF_ENDPOINT of model delivery; ${ready.repos.map((r) => r.id).join(', ')})`, hub.spec.logFile]);
+    }
+
     // Model delivery, both roles in one process: ModelDeliveryService and every node's cache
     // (opened when a node first holds an artifact), the caches under <home>/model-cache, peers
     // authenticated with a token made for this run.
@@ -362,7 +400,7 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
         NODE_NAMES: fleet.nodes.map((n) => n.name).join(','),
         CACHE_DIR: join(opts.home, 'model-cache'),
         PEER_TOKEN: randomBytes(24).toString('base64url'),
-        ...(opts.hfEndpoint ? { HF_ENDPOINT: opts.hfEndpoint } : {}),
+        ...(hfEndpoint ? { HF_ENDPOINT: hfEndpoint } : {}),
         HTTP_PORT: String(deliveryHttp),
         GRPC_PORT: String(deliveryGrpc),
       },
@@ -404,6 +442,11 @@ export async function up(opts: UpOptions): Promise<{ context: StackContext; stop
       log(`  ${name.padEnd(width)}   ${where}   (${ready === undefined ? '' : `ready in ${ready.toFixed(1)} s, `}log: ${file})`);
     }
     log(`context: ${join(opts.home, 'context.json')}   try: gpufleet get instancetypes`);
+    if (opts.sampleHub) {
+      log('offline model delivery from the sample hub, try:');
+      log('  gpufleet create artifact tiny-llama --hf sample/tiny-llama --wait');
+      log('  gpufleet deploy --artifact tiny-llama --wait');
+    }
     return { context, stop };
   } catch (err) {
     await stop();
@@ -421,6 +464,14 @@ async function failIfExited(p: ManagedProcess): Promise<void> {
   const how = p.child.signalCode ?? `code ${code}`;
   const tail = logTail(p.spec.logFile).map((l) => `\n    ${l}`).join('');
   throw new StopWaiting(`${p.spec.name} exited while starting (${how}); last lines of ${p.spec.logFile}:${tail || ' (empty)'}`);
+}
+
+/** Waits for the sample hub's ready file (written once it listens), the URL and repositories in it. */
+async function waitForSampleHub(p: ManagedProcess, readyFile: string): Promise<SampleHubReady> {
+  return waitFor(`${p.spec.name} to listen (${readyFile})`, async () => {
+    await failIfExited(p);
+    return existsSync(readyFile) ? (JSON.parse(readFileSync(readyFile, 'utf8')) as SampleHubReady) : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 100 });
 }
 
 async function waitForPort(p: ManagedProcess, port: number): Promise<void> {

@@ -3,7 +3,7 @@ import { NatsConnection } from 'nats';
 import { join } from 'path';
 import { ArtifactManifest, ArtifactNodeStatus, ArtifactSourceKind, Buckets, ModelArtifact, Secret, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
-import { ModelCache, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
+import { ModelCache, readPersistedLeases, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
 import { secretValue } from '../secret-value';
@@ -43,6 +43,11 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
   private secrets?: KvStore<Secret>;
   private readonly loop: ReconcileLoop;
   private stopping = false;
+  /**
+   * Nodes whose cache holds leases of an earlier process and is not open yet (read by the first
+   * pass): passes open them, so that the leases no pod needs any more are released.
+   */
+  private oldLeases?: Set<string>;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -81,8 +86,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     this.artifacts?.stop();
     this.copies?.stop();
     this.workloads?.stop();
+    // Leases stay on disk: the pods of the node keep running through a restart of this process,
+    // and the next one's first pass releases only what no pod needs any more.
     await Promise.all([...this.caches.values()].map(async (c) => {
-      await Promise.all([...c.leases.values()].map((l) => l.lease.release()));
       await c.peer?.close();
       await c.cache.close();
     }));
@@ -121,6 +127,7 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
       watermarks: { high: this.config.CACHE_HIGH_WATERMARK_PERCENT / 100, low: this.config.CACHE_LOW_WATERMARK_PERCENT / 100 },
       capacityBytes: this.config.CACHE_CAPACITY_GIB > 0 ? this.config.CACHE_CAPACITY_GIB * 1024 ** 3 : undefined,
       peers: this.peersFor(node),
+      localRoots: this.config.LOCAL_SOURCE_ROOTS,
       onEvent: (event) => {
         if (event.type === 'TreeEvicted') void this.evicted(node, event.digest);
         else if (event.type === 'DigestMismatch' || event.type === 'SourceFailed') this.logger.warn({ node, event }, `node ${node}: ${event.type} for ${event.path}`);
@@ -132,6 +139,13 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
       ? await servePeerBlobs({ cache, token: this.config.PEER_TOKEN, host: this.config.HOST, port: this.config.PEER_PORT === 0 ? 0 : this.config.PEER_PORT + index })
       : undefined;
     const opened: NodeCache = { node, cache, peer, deliveries: new Map(), leases: new Map() };
+    // Leases an earlier process took for this node's pods, held since the cache opened; the next
+    // holdLeases keeps those still needed and releases the rest (and any second one per artifact).
+    for (const lease of cache.heldLeases()) {
+      if (opened.leases.has(lease.holder)) await lease.release();
+      else opened.leases.set(lease.holder, { digest: lease.digest, lease });
+    }
+    this.oldLeases?.delete(node);
     this.caches.set(node, opened);
     return opened;
   }
@@ -161,8 +175,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
   private async pass(run: ReconcilePass): Promise<void> {
     const entries = [...(this.artifacts?.entries ?? [])].map(([key, e]): [string, ModelArtifact] => [key, e.value]);
     const workloads = [...(this.workloads?.entries ?? [])].map(([, e]) => e.value);
+    const oldLeases = (this.oldLeases ??= await this.nodesWithPersistedLeases());
     const nodes = this.config.NODE_NAMES.map((node) => ({ node, wanted: wantedCopies(node, entries, artifactsInUse(node, workloads)) })).filter(
-      (n) => n.wanted.length > 0 || (this.caches.get(n.node)?.leases.size ?? 0) > 0,
+      (n) => n.wanted.length > 0 || (this.caches.get(n.node)?.leases.size ?? 0) > 0 || oldLeases.has(n.node),
     );
     await run.each(nodes, (n) => n.node, async ({ node, wanted }) => {
       const c = await this.cacheFor(node);
@@ -198,8 +213,14 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     const ready = new Set(c.cache.trees().map((t) => t.digest));
     for (const [artifact, digest] of needed) {
       if (c.leases.has(artifact) || !ready.has(digest)) continue;
-      c.leases.set(artifact, { digest, lease: await c.cache.acquire(digest) });
+      c.leases.set(artifact, { digest, lease: await c.cache.acquire(digest, { holder: artifact }) });
     }
+  }
+
+  /** Nodes whose cache directory holds leases of an earlier process (an unreadable lease file counts: opening the cache reports it). */
+  private async nodesWithPersistedLeases(): Promise<Set<string>> {
+    const found = await Promise.all(this.config.NODE_NAMES.map(async (node) => ((await readPersistedLeases(join(this.config.CACHE_DIR, node)).catch(() => [undefined])).length > 0 ? [node] : [])));
+    return new Set(found.flat());
   }
 
   /** For tests and operators: the trees of `node` held for its pods, by artifact key. */
