@@ -14,3 +14,4 @@ export { servePeerBlobs } from './peer-server';
 export type { PeerServer, PeerServerOptions, VerifiedBlobSource } from './peer-server';
 export { createBlobHasher } from './hashing';
 export { CacheLayout } from './layout';
+export { LocalSwarm, ClaimWatch, claimPrecedes, rotationOf, SWARM_MIN_BLOB_BYTES } from './swarm';
