@@ -163,6 +163,7 @@ export {
 } from './gpufleet/v1/instances';
 export {
   ArtifactFile,
+  ArtifactFileFetch,
   ArtifactManifest,
   ArtifactNodeStatus,
   ArtifactPhase,
