@@ -264,6 +264,8 @@ export async function downloadBlobs(
     }
     // nodes that start together each begin with another blob; alone, the manifest's order
     order = swarm && dir?.self ? rotate([...jobs].sort((a, b) => (a.key < b.key ? -1 : 1)), rotationOf(dir.self, jobs.length)) : jobs;
+    // a worker waiting for a peer ends at once when the delivery stops
+    stop.signal.addEventListener('abort', notify, { once: true });
     if (swarm) {
       ticker = setInterval(tick, pollMs);
       unwatch = swarm.watch?.(notify);
