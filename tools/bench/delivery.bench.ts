@@ -4,6 +4,9 @@
 //   npm run bench -- delivery [--gib 4 | --mib 4096] [--files 4] [--nodes 8] [--rounds 2]
 //                             [--fanout-gib N | --fanout-mib N] [--streams 8] [--dir /tmp]
 //
+// BENCH_DELIVERY_MIB and BENCH_DELIVERY_FANOUT_MIB give the sizes when no flag does (a small run:
+// BENCH_DELIVERY_MIB=256 npm run bench -- delivery).
+//
 // The origin is the hub simulator (libs/testing) in a child process, serving one repository of
 // `--files` generated weight files (real bytes from a seed, hashed once and kept by the hub) plus
 // a config.json, over loopback. The artifact is resolved with the real resolver
@@ -17,12 +20,13 @@
 //          manifest's; also timed without the final sync.
 //   cache: ModelCache.ensure() of the manifest into an empty root (8 ranged streams, hashing while
 //          it writes, fdatasync per 16 MiB chunk, rename into blobs/).
-// Fan-out: `--nodes` caches, each with its peer server, in this process.
-//   no peers: every node ensure()s at once from the origin.
-//   peers:    a node starts when a Ready node is free to serve it (node 1 from the origin, then a
-//             doubling tree: 2 from 1, 3 and 4 from 1 and 2, …); its PeerDirectory names that node
-//             first and every other Ready node after it, as the service names the nodes whose copy
-//             of the manifest is Ready.
+// Fan-out: `--nodes` caches, each with its peer server, in this process; every node ensure()s at
+// once, as the service starts every node that prefetches an artifact when it is resolved.
+//   no peers: every node from the origin.
+//   peers:    the nodes share one LocalSwarm (libs/model-cache): the facts the service keeps in
+//             artifact-nodes records (who holds a file verified, who fetches it from the origin),
+//             seen by every node at once. A file goes to the origin once; the others take it from
+//             a peer once it is verified.
 // Ends with throughput_ratio_vs_curl (cache MiB/s over curl's, durable) and
 // origin_bytes_ratio_peer (origin bytes of the peer fan-out over the artifact's size).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -31,7 +35,7 @@ import { promises as fs, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildManifest, resolveArtifact } from '@gpufleet/model-artifacts';
-import { ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerDirectory, type PeerEndpoint, type PeerServer } from '@gpufleet/model-cache';
+import { LocalSwarm, ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerServer } from '@gpufleet/model-cache';
 import { positiveIntOptions } from './support/options';
 import type { HubOriginMessage, HubOriginRequest, HubOriginSpec } from './support/hub-origin';
 import { REPO_ROOT } from './support/http-load';
@@ -119,10 +123,12 @@ function options(args: string[]): Options {
       sizes[flag === '--gib' ? 'mib' : 'fanoutMib'] = n * 1024;
     } else rest.push(flag, value);
   }
-  const parsed = positiveIntOptions(rest, { mib: 4096, fanoutMib: 4096, files: 4, nodes: 8, rounds: 2, streams: 8 });
+  const envMib = envSize('BENCH_DELIVERY_MIB');
+  const envFanoutMib = envSize('BENCH_DELIVERY_FANOUT_MIB');
+  const parsed = positiveIntOptions(rest, { mib: envMib ?? 4096, fanoutMib: envFanoutMib ?? 4096, files: 4, nodes: 8, rounds: 2, streams: 8 });
   const mibTotal = sizes.mib ?? parsed.mib;
   // without a fan-out size, the fan-out uses the artifact itself
-  const asked = sizes.fanoutMib ?? (rest.includes('--fanout-mib') ? parsed.fanoutMib : mibTotal);
+  const asked = sizes.fanoutMib ?? (rest.includes('--fanout-mib') || envFanoutMib !== undefined ? parsed.fanoutMib : mibTotal);
   const artifactBytes = mibTotal * MiB;
   if (artifactBytes % parsed.files !== 0 || (artifactBytes / parsed.files) % 4096 !== 0) throw new Error(`--mib ${mibTotal} does not split into ${parsed.files} files of whole 4 KiB pages`);
   // the fan-out holds every node's copy at once; the throughput phase holds one copy at a time
@@ -132,6 +138,15 @@ function options(args: string[]): Options {
   const fanoutBytes = Math.min(asked * MiB, fitsPerNode);
   if (fanoutBytes < parsed.files * MiB) throw new Error(`${dir} has ${gib(free)} GiB free: not enough for ${parsed.nodes} node caches`);
   return { artifactBytes, fanoutBytes, fanoutReduced: fanoutBytes < asked * MiB, files: parsed.files, nodes: parsed.nodes, rounds: parsed.rounds, streams: parsed.streams, dir };
+}
+
+/** A size in MiB from the environment (flags win over it); undefined when unset. */
+function envSize(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}: expected a positive integer of MiB, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function weightFiles(bytes: number, files: number): HubOriginSpec['repos'][number]['files'] {
@@ -285,55 +300,32 @@ async function fanout(o: Options, origin: HubOrigin, repo: string, m: CacheManif
   const base = join(work, withPeers ? 'fanout-peers' : 'fanout-alone');
   await fs.mkdir(base);
   await syncDisk();
-  const holders: Array<{ name: string; endpoint: PeerEndpoint; serving: number }> = [];
-  const assigned = new Map<string, string>();
+  const swarm = new LocalSwarm();
   const nodes: Array<{ name: string; cache: ModelCache; server?: PeerServer }> = [];
   const log: string[] = [];
   try {
     for (let i = 0; i < o.nodes; i++) {
       const name = `node-${i + 1}`;
-      // the directory the service would build from artifact-nodes: nodes whose copy is Ready, the one chosen to serve this node first
-      const directory: PeerDirectory = {
-        holders: () => {
-          const first = assigned.get(name);
-          return [...holders.filter((h) => h.name === first), ...holders.filter((h) => h.name !== first)].map((h) => h.endpoint);
-        },
-      };
-      const cache = await ModelCache.open({ root: join(base, name), streams: o.streams, ...(withPeers ? { peers: directory } : {}) });
-      nodes.push({ name, cache, server: withPeers ? await servePeerBlobs({ cache, token: PEER_TOKEN }) : undefined });
+      if (!withPeers) {
+        nodes.push({ name, cache: await ModelCache.open({ root: join(base, name), streams: o.streams }) });
+        continue;
+      }
+      // the peer server reads the cache, the cache's directory names the server: the cache is reached through `opened`
+      const opened: { cache?: ModelCache } = {};
+      const server = await servePeerBlobs({ cache: { verifiedBlob: (d) => opened.cache?.verifiedBlob(d) }, token: PEER_TOKEN });
+      const cache = (opened.cache = await ModelCache.open({ root: join(base, name), streams: o.streams, peers: swarm.join(name, { url: server.url, token: PEER_TOKEN }) }));
+      nodes.push({ name, cache, server });
     }
     const before = await origin.bytesServed(repo);
     const t = performance.now();
     const at = () => ((performance.now() - t) / 1000).toFixed(1);
-    const results: DeliveryResult[] = [];
-    if (!withPeers) {
-      results.push(...(await Promise.all(nodes.map((n) => n.cache.ensure(m)))));
-    } else {
-      // greedy doubling tree: whenever a Ready node serves nobody, the next waiting node starts from it
-      const waiting = [...nodes];
-      await new Promise<void>((done, fail) => {
-        let running = 0;
-        const start = (n: (typeof nodes)[number], from?: (typeof holders)[number]): void => {
-          running++;
-          if (from) {
-            from.serving++;
-            assigned.set(n.name, from.name);
-          }
-          log.push(`${at()} s: ${n.name} starts from ${from?.name ?? 'the origin'}`);
-          n.cache.ensure(m).then((r) => {
-            running--;
-            results.push(r);
-            if (from) from.serving--;
-            if (r.state !== 'Ready') return fail(new Error(`${n.name}: ${r.reason}: ${r.message}`));
-            log.push(`${at()} s: ${n.name} Ready (origin ${mib(r.originBytes)} MiB, peers ${mib(r.peerBytes)} MiB)`);
-            holders.push({ name: n.name, endpoint: { url: n.server!.url, token: PEER_TOKEN }, serving: 0 });
-            for (const h of holders) while (h.serving === 0 && waiting.length > 0) start(waiting.shift()!, h);
-            if (running === 0 && waiting.length === 0) done();
-          }, fail);
-        };
-        start(waiting.shift()!);
-      });
-    }
+    const results = await Promise.all(
+      nodes.map(async (n) => {
+        const r = await n.cache.ensure(m);
+        if (r.state === 'Ready') log.push(`${at()} s: ${n.name} Ready (origin ${mib(r.originBytes)} MiB, peers ${mib(r.peerBytes)} MiB)`);
+        return r;
+      }),
+    );
     const wallS = (performance.now() - t) / 1000;
     for (const r of results) expectReady(r, withPeers ? 'fan-out with peers' : 'fan-out without peers');
     const originBytes = (await origin.bytesServed(repo)) - before;
@@ -363,7 +355,8 @@ function exec(command: string, args: string[]): Promise<string> {
     child.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4096)));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4096)));
     child.on('error', (e) => fail(new Error(`${command}: ${e.message}`)));
-    child.on('exit', (code, signal) => (code === 0 ? ok(out) : fail(new Error(`${command} ${args.join(' ')}: exit ${signal ?? code}: ${err.trim()}`))));
+    // 'close', not 'exit': only then has stdout been read to its end
+    child.on('close', (code, signal) => (code === 0 ? ok(out) : fail(new Error(`${command} ${args.join(' ')}: exit ${signal ?? code}: ${err.trim()}`))));
   });
 }
 

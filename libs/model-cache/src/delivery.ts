@@ -5,8 +5,9 @@ import type { CacheEvent } from './events';
 import { CacheLayout, fsyncDir } from './layout';
 import { blobKey, type CacheManifestFile } from './manifest';
 import { type Chunk, chunksOf, PartialBlob } from './partial-blob';
-import { peerBlobUrl, type PeerDirectory } from './peers';
+import { peerBlobUrl, type BlobActivity, type BlobFetcher, type PeerDirectory, type PeerEndpoint } from './peers';
 import { fetchRange, redact, type HttpAgents } from './range-fetch';
+import { ClaimWatch, claimPrecedes, rotate, rotationOf, SWARM_MIN_BLOB_BYTES } from './swarm';
 import { sleep, type TokenBucket } from './token-bucket';
 
 export interface Backoff {
@@ -50,6 +51,7 @@ interface SourceState {
 interface BlobJob {
   readonly file: CacheManifestFile;
   readonly key: string;
+  /** peers (added as the directory names them), then the manifest's origins */
   readonly sources: SourceState[];
   chunks: Chunk[];
   remaining: number;
@@ -59,12 +61,38 @@ interface BlobJob {
   contributors: Set<string>;
   suspects: Set<string>;
   digestAttempts: number;
+  /**
+   * pending: not started, or waiting for a peer that fetches it; deciding: looking at the
+   * directory; active: its chunks are queued; yielding: it gave way to an earlier claim and
+   * waits for its running chunks to stop; done: published
+   */
+  phase: 'pending' | 'deciding' | 'active' | 'yielding' | 'done';
+  /** a pending job is not looked at again before this (ms since the epoch) */
+  notBefore: number;
+  /** tasks of this job running now */
+  running: number;
+  /** aborted when the job gives way to an earlier claim: its running chunks stop, keeping what they wrote */
+  abort: AbortController;
+  /** set while this node announces that it fetches the blob from its origins */
+  claim?: Claim;
+}
+
+interface Claim {
+  readonly claimedAt: number;
+  /** the directory showed it, and no earlier claim was seen then */
+  confirmed: boolean;
+  announcedBytes: number;
+  announcedAt: number;
+  checking: boolean;
 }
 
 interface Task {
   readonly job: BlobJob;
   readonly chunk: Chunk;
 }
+
+/** a job's running chunks stop with this when it gives way to an earlier claim */
+class GaveWay extends Error {}
 
 export function backoffMs(failures: number, b: Backoff, random = Math.random): number {
   const base = Math.min(b.maxMs, b.initialMs * 2 ** Math.max(0, failures - 1));
@@ -73,10 +101,17 @@ export function backoffMs(failures: number, b: Backoff, random = Math.random): n
 }
 
 /**
- * Downloads blobs into `blobs/`: all chunks of all files share `streams` workers, peers that
- * hold a blob are tried before its origins, and a blob is renamed into place only after its
- * whole-file hash matched. `onBytes` sees every byte written to disk (negative when a corrupt
- * file is thrown away); `onPublished` each blob once it is visible.
+ * Downloads blobs into `blobs/`: all chunks of the started blobs share `streams` workers, and a
+ * blob is renamed into place only after its whole-file hash matched.
+ *
+ * Each blob is started only when a worker is free for it, and the directory is asked then (not
+ * once per delivery): peers that hold it verified are used first, several at once; if none does
+ * but another node is fetching it from the origin and its bytes move, the blob waits (other
+ * blobs go first) until that node verified it, or stalled for `stallTimeoutMs`; otherwise this
+ * node claims it (announced to the directory) and fetches it from the origin. Two nodes that
+ * claimed the same blob at the same moment find out from the directory: the later claim gives
+ * way, keeping the bytes it wrote. `onBytes` sees every byte written to disk (negative when a
+ * corrupt file is thrown away); `onPublished` each blob once it is visible.
  */
 export async function downloadBlobs(
   files: readonly CacheManifestFile[],
@@ -93,6 +128,7 @@ export async function downloadBlobs(
   const jobs: BlobJob[] = [];
   const queue: Task[] = [];
   let active = 0;
+  let deciding = 0;
   let failure: unknown;
   let wake: Array<() => void> = [];
   const notify = (): void => {
@@ -100,7 +136,121 @@ export async function downloadBlobs(
     wake = [];
     for (const r of w) r();
   };
+  const dir = s.peers;
+  const swarm = dir?.fetchers && dir.announce ? dir : undefined;
+  const self = dir?.self ?? '';
+  const claims = new ClaimWatch(s.stallTimeoutMs);
+  // how often waiting blobs look at the directory again (sooner when it says it changed)
+  const pollMs = Math.min(1_000, Math.max(20, Math.floor(s.stallTimeoutMs / 10)));
+  // a claim's bytes are published this often while they move: well inside a waiter's stall timeout
+  const heartbeatMs = Math.max(20, Math.floor(s.stallTimeoutMs / 3));
+  // the last time another node's live claim was seen on a blob of this delivery
+  let othersFetchingAt = -Infinity;
+  const announce = (a: BlobActivity): Promise<void> => (swarm?.announce ? swarm.announce(a).catch(() => undefined) : Promise.resolve());
+  const fetchersOf = async (job: BlobJob): Promise<readonly BlobFetcher[]> =>
+    swarm?.fetchers ? Promise.resolve(swarm.fetchers(job.file.digest)).catch(() => []) : [];
+  let ticker: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
 
+  /** Whether the job may start now; false: look again after pollMs. */
+  const decide = async (job: BlobJob): Promise<boolean> => {
+    if (job.remaining === 0) return true;
+    await refreshPeers(job, s);
+    const now = Date.now();
+    if (job.sources.some((x) => x.peer && x.blockedUntil <= now && !job.suspects.has(x.id))) return true;
+    if (!swarm || job.file.size < SWARM_MIN_BLOB_BYTES) return true;
+    if (claims.live(job.key, await fetchersOf(job)).length > 0) {
+      othersFetchingAt = Date.now();
+      return false;
+    }
+    // while other nodes fetch too, one claim at a time, so that origin downloads spread over the nodes
+    const mine = jobs.filter((j) => j !== job && j.claim);
+    if (mine.some((j) => !j.claim?.confirmed)) return false;
+    if (mine.length > 0 && Date.now() - othersFetchingAt < s.stallTimeoutMs) return false;
+    const claim: Claim = { claimedAt: Date.now(), confirmed: false, announcedBytes: bytesOf(job), announcedAt: Date.now(), checking: false };
+    job.claim = claim;
+    await announce({ state: 'Fetching', digest: job.file.digest, claimedAt: claim.claimedAt, bytesDone: claim.announcedBytes });
+    const rival = claims.live(job.key, await fetchersOf(job)).find((f) => claimPrecedes(f, { peer: self, claimedAt: claim.claimedAt }));
+    if (rival) {
+      othersFetchingAt = Date.now();
+      job.claim = undefined;
+      void announce({ state: 'Idle', digest: job.file.digest });
+      return false;
+    }
+    claim.confirmed = true;
+    return true;
+  };
+
+  const activate = (job: BlobJob): void => {
+    job.phase = 'active';
+    job.abort = new AbortController();
+    if (job.remaining === 0) queue.push({ job, chunk: job.chunks[0] ?? { index: 0, start: 0, end: 0, written: 0, done: true } });
+    for (const c of job.chunks) if (!c.done) queue.push({ job, chunk: c });
+    notify();
+  };
+
+  /** Starts the first pending blob that may start now; its first task, or undefined. */
+  const startNext = async (): Promise<Task | undefined> => {
+    for (const job of order) {
+      if (job.phase !== 'pending' || job.notBefore > Date.now()) continue;
+      job.phase = 'deciding';
+      deciding++;
+      let go: boolean;
+      try {
+        go = await decide(job);
+      } finally {
+        deciding--;
+      }
+      if (failure !== undefined || stop.signal.aborted) {
+        job.phase = 'pending';
+        return undefined;
+      }
+      if (!go) {
+        job.phase = 'pending';
+        job.notBefore = Date.now() + pollMs;
+        continue;
+      }
+      activate(job);
+      return queue.shift();
+    }
+    return undefined;
+  };
+
+  /** The blob goes back to pending: an earlier claim of another node keeps it. */
+  const giveWay = (job: BlobJob): void => {
+    job.claim = undefined;
+    job.phase = job.running > 0 ? 'yielding' : 'pending';
+    job.notBefore = Date.now() + pollMs;
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i].job === job) queue.splice(i, 1);
+    job.abort.abort(new GaveWay());
+    void announce({ state: 'Idle', digest: job.file.digest });
+  };
+
+  /** Publishes the bytes of this node's claims while they move, and gives way to an earlier claim found late. */
+  const tick = (): void => {
+    const now = Date.now();
+    for (const job of jobs) {
+      const c = job.claim;
+      if (!c || !c.confirmed || job.phase !== 'active' || job.remaining === 0) continue;
+      const bytes = bytesOf(job);
+      if (bytes !== c.announcedBytes && now - c.announcedAt >= heartbeatMs) {
+        c.announcedBytes = bytes;
+        c.announcedAt = now;
+        void announce({ state: 'Fetching', digest: job.file.digest, claimedAt: c.claimedAt, bytesDone: bytes });
+      }
+      if (c.checking) continue;
+      c.checking = true;
+      void fetchersOf(job)
+        .then((fetchers) => {
+          const rival = claims.live(job.key, fetchers).find((f) => claimPrecedes(f, { peer: self, claimedAt: c.claimedAt }));
+          if (rival && job.claim === c && job.phase === 'active' && job.remaining > 0) giveWay(job);
+        })
+        .finally(() => (c.checking = false));
+    }
+    notify();
+  };
+
+  let order: BlobJob[] = [];
   try {
     for (const file of files) {
       const job = await prepareJob(file, layout, s);
@@ -111,15 +261,29 @@ export async function downloadBlobs(
         onBytes(bytes);
         s.onEvent?.({ type: 'Resumed', path: file.path, blob: job.key, bytes });
       }
-      if (job.remaining === 0) queue.push({ job, chunk: job.chunks[0] ?? { index: 0, start: 0, end: 0, written: 0, done: true } });
-      for (const c of job.chunks) if (!c.done) queue.push({ job, chunk: c });
+    }
+    // nodes that start together each begin with another blob; alone, the manifest's order
+    order = swarm && dir?.self ? rotate([...jobs].sort((a, b) => (a.key < b.key ? -1 : 1)), rotationOf(dir.self, jobs.length)) : jobs;
+    // a worker waiting for a peer ends at once when the delivery stops
+    stop.signal.addEventListener('abort', notify, { once: true });
+    if (swarm) {
+      ticker = setInterval(tick, pollMs);
+      unwatch = swarm.watch?.(notify);
     }
 
     const runTask = async (t: Task): Promise<void> => {
       const { job, chunk } = t;
       const partial = await openPartial(job, layout, s);
       if (!chunk.done) {
-        await fetchChunk(job, chunk, partial, s, counters, onBytes, stop.signal);
+        if (s.peers) await refreshPeers(job, s);
+        const taskSignal = AbortSignal.any([stop.signal, job.abort.signal]);
+        try {
+          await fetchChunk(job, chunk, partial, s, counters, onBytes, taskSignal);
+        } catch (err) {
+          // it gave way to an earlier claim: what it wrote stays in the chunk, and the blob waits
+          if (job.abort.signal.aborted && !stop.signal.aborted) return;
+          throw err;
+        }
         await partial.complete(chunk);
         job.remaining--;
       }
@@ -127,8 +291,11 @@ export async function downloadBlobs(
       const actual = await partial.finish();
       if (actual === job.file.digest.hex) {
         await publish(job, layout);
+        job.phase = 'done';
+        job.claim = undefined;
         s.onEvent?.({ type: 'BlobPublished', path: job.file.path, blob: job.key, size: job.file.size });
         onPublished(job.file);
+        void announce({ state: 'Verified', digest: job.file.digest });
         return;
       }
       // nothing corrupt survives: the partial file goes, and the blob is fetched again, other sources first
@@ -153,13 +320,22 @@ export async function downloadBlobs(
     const worker = async (): Promise<void> => {
       for (;;) {
         if (failure !== undefined || stop.signal.aborted) return;
-        const t = queue.shift();
+        const t = queue.shift() ?? (await startNext());
         if (!t) {
-          if (active === 0) return;
-          await new Promise<void>((r) => wake.push(r));
+          if (failure !== undefined || stop.signal.aborted) return;
+          if (active === 0 && deciding === 0 && jobs.every((j) => j.phase === 'done')) return;
+          // bounded: a blob waiting for a peer is looked at again after pollMs even if nothing wakes it
+          await new Promise<void>((r) => {
+            const timer = setTimeout(r, pollMs);
+            wake.push(() => {
+              clearTimeout(timer);
+              r();
+            });
+          });
           continue;
         }
         active++;
+        t.job.running++;
         try {
           await runTask(t);
         } catch (err) {
@@ -167,6 +343,7 @@ export async function downloadBlobs(
           stop.abort(err);
         } finally {
           active--;
+          if (--t.job.running === 0 && t.job.phase === 'yielding') t.job.phase = 'pending';
           notify();
         }
       }
@@ -176,9 +353,32 @@ export async function downloadBlobs(
     if (failure !== undefined) throw toDeliveryError(failure, signal);
   } finally {
     signal?.removeEventListener('abort', onOuterAbort);
+    if (ticker) clearInterval(ticker);
+    unwatch?.();
+    // a claim this delivery leaves behind would make its peers wait for a stall timeout
+    for (const j of jobs) {
+      if (j.claim) void announce({ state: 'Idle', digest: j.file.digest });
+      j.claim = undefined;
+    }
     // partial files stay with their checkpoints: a later delivery resumes them
     for (const j of jobs) if (j.partial) await (await j.partial.catch(() => undefined))?.close();
   }
+}
+
+function bytesOf(job: BlobJob): number {
+  return job.chunks.reduce((n, c) => n + c.written, 0);
+}
+
+/** Adds the peers the directory names for the blob now (after those already known, before the origins). */
+async function refreshPeers(job: BlobJob, s: DownloadSettings): Promise<void> {
+  if (!s.peers) return;
+  const peers = await Promise.resolve(s.peers.holders(job.file.digest)).catch(() => [] as readonly PeerEndpoint[]);
+  const known = new Set(job.sources.map((x) => x.url));
+  const fresh = peers
+    .map((p) => ({ p, url: peerBlobUrl(p, job.file.digest) }))
+    .filter(({ url }) => !known.has(url))
+    .map(({ p, url }): SourceState => ({ id: redact(url), url, headers: { authorization: `Bearer ${p.token}` }, peer: true, failures: 0, blockedUntil: 0 }));
+  if (fresh.length > 0) job.sources.splice(job.sources.filter((x) => x.peer).length, 0, ...fresh);
 }
 
 function toDeliveryError(err: unknown, signal?: AbortSignal): DeliveryError {
@@ -188,14 +388,8 @@ function toDeliveryError(err: unknown, signal?: AbortSignal): DeliveryError {
 }
 
 async function prepareJob(file: CacheManifestFile, layout: CacheLayout, s: DownloadSettings): Promise<BlobJob> {
-  const peers = s.peers ? await Promise.resolve(s.peers.holders(file.digest)).catch(() => []) : [];
-  const sources: SourceState[] = [
-    ...peers.map((p) => {
-      const url = peerBlobUrl(p, file.digest);
-      return { id: redact(url), url, headers: { authorization: `Bearer ${p.token}` }, peer: true, failures: 0, blockedUntil: 0 };
-    }),
-    ...file.sources.map((src) => ({ id: redact(src.url), url: src.url, headers: src.headers ?? {}, peer: false, failures: 0, blockedUntil: 0 })),
-  ];
+  // peers are added when the blob starts (refreshPeers): who holds it changes while this delivery runs
+  const sources: SourceState[] = file.sources.map((src) => ({ id: redact(src.url), url: src.url, headers: src.headers ?? {}, peer: false, failures: 0, blockedUntil: 0 }));
   const resumeDone = await PartialBlob.resumable(file, layout.partial(file.digest), layout.checkpoint(file.digest), s.chunkSize);
   const chunks = chunksOf(file.size, s.chunkSize);
   for (const c of chunks) {
@@ -214,6 +408,10 @@ async function prepareJob(file: CacheManifestFile, layout: CacheLayout, s: Downl
     contributors: new Set(),
     suspects: new Set(),
     digestAttempts: 0,
+    phase: 'pending',
+    notBefore: 0,
+    running: 0,
+    abort: new AbortController(),
   };
 }
 
@@ -238,7 +436,7 @@ async function fetchChunk(
   let lastError = '';
   let lastKind: SourceError['kind'] = 'Unavailable';
   while (chunk.written < chunk.end - chunk.start) {
-    const source = await pickSource(job, signal);
+    const source = await pickSource(job, chunk, signal);
     const before = chunk.written;
     try {
       await fetchRange(
@@ -292,14 +490,21 @@ async function fetchChunk(
   }
 }
 
-/** The first source in order (peers, then origins; suspects of a digest mismatch last) not backing off; waits for one otherwise. */
-async function pickSource(job: BlobJob, signal: AbortSignal): Promise<SourceState> {
+/**
+ * The first source in order (peers, then origins; suspects of a digest mismatch last) not backing
+ * off, where several peers that are not backing off share the chunks (by chunk index); waits for
+ * one otherwise.
+ */
+async function pickSource(job: BlobJob, chunk: Chunk, signal: AbortSignal): Promise<SourceState> {
   for (;;) {
     const ordered = [...job.sources.filter((x) => !job.suspects.has(x.id)), ...job.sources.filter((x) => job.suspects.has(x.id))];
     if (ordered.length === 0) throw new DeliveryError('SourceUnavailable', `${job.file.path}: no source (no peer holds it and the manifest lists no URL)`);
     const now = Date.now();
-    const ready = ordered.find((x) => x.blockedUntil <= now);
-    if (ready) return ready;
+    const ready = ordered.filter((x) => x.blockedUntil <= now);
+    if (ready.length > 0) {
+      const peers = ready[0].peer ? ready.filter((x) => x.peer && !job.suspects.has(x.id)) : [];
+      return peers.length > 1 ? peers[chunk.index % peers.length] : ready[0];
+    }
     const next = Math.min(...ordered.map((x) => x.blockedUntil));
     if (next === Infinity) throw new DeliveryError('SourceUnavailable', `${job.file.path}: every source refused it for good`);
     await sleep(next - now, signal);

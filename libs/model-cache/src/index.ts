@@ -16,3 +16,4 @@ export { createBlobHasher } from './hashing';
 export { CacheLayout } from './layout';
 export { LEASES_FILE, readPersistedLeases } from './leases';
 export type { PersistedLease } from './leases';
+export { LocalSwarm, ClaimWatch, claimPrecedes, rotationOf, SWARM_MIN_BLOB_BYTES } from './swarm';

@@ -3,10 +3,11 @@ import { NatsConnection } from 'nats';
 import { join } from 'path';
 import { ArtifactManifest, ArtifactNodeStatus, ArtifactSourceKind, Buckets, ModelArtifact, Secret, Workload } from '@gpufleet/contracts';
 import { KvMirror, KvStore, NATS_CONNECTION, ReconcileLoop, type ReconcilePass } from '@gpufleet/messaging';
-import { ModelCache, readPersistedLeases, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerDirectory, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
+import { ModelCache, readPersistedLeases, servePeerBlobs, type DeliveryProgress, type DeliveryResult, type PeerServer, type TreeLease } from '@gpufleet/model-cache';
 import { LOGGER, METRICS_REGISTRY, type Logger, type Registry } from '@gpufleet/observability';
 import { DELIVERY_CONFIG, DeliveryConfig } from '../config';
 import { secretValue } from '../secret-value';
+import { CopySwarm } from './copy-swarm';
 import { artifactsInUse, cacheManifestOf, hfCoordinates, wantedCopies, type WantedCopy } from './demand';
 
 /** One node's cache and what it is doing. */
@@ -14,6 +15,8 @@ interface NodeCache {
   readonly node: string;
   readonly cache: ModelCache;
   readonly peer?: PeerServer;
+  /** what this node tells its peers about the blobs of the copies it delivers (with PEER_TOKEN) */
+  readonly swarm?: CopySwarm;
   /** artifact key → manifest digest being delivered now. */
   readonly deliveries: Map<string, string>;
   /** artifact key → the lease that keeps its tree from eviction while a pod of the node loads it. */
@@ -21,6 +24,8 @@ interface NodeCache {
 }
 
 const COPY_KEY_PART = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** a copy that is not downloading lists no blobs: Ready holds them all, Failed and Evicted serve none */
+const noBlobFields = (): Pick<ArtifactNodeStatus, 'verifiedFiles' | 'fetchingFiles'> => ({ verifiedFiles: [], fetchingFiles: [] });
 
 /**
  * The node role: one ModelCache per node of NODE_NAMES, each filled with the artifacts that
@@ -118,7 +123,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async open(node: string): Promise<NodeCache> {
-    const cache = await ModelCache.open({
+    const opening: { cache?: ModelCache } = {};
+    const swarm = this.config.PEER_TOKEN ? new CopySwarm(node, this.copies!, this.config.PEER_TOKEN, (d) => opening.cache?.verifiedBlob(d) !== undefined) : undefined;
+    const cache = (opening.cache = await ModelCache.open({
       root: join(this.config.CACHE_DIR, node),
       streams: this.config.DOWNLOAD_STREAMS,
       stallTimeoutMs: this.config.DOWNLOAD_STALL_TIMEOUT_S * 1000,
@@ -126,19 +133,19 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
       bandwidthBytesPerSecond: this.config.DOWNLOAD_BANDWIDTH_MIBPS > 0 ? this.config.DOWNLOAD_BANDWIDTH_MIBPS * 1024 * 1024 : undefined,
       watermarks: { high: this.config.CACHE_HIGH_WATERMARK_PERCENT / 100, low: this.config.CACHE_LOW_WATERMARK_PERCENT / 100 },
       capacityBytes: this.config.CACHE_CAPACITY_GIB > 0 ? this.config.CACHE_CAPACITY_GIB * 1024 ** 3 : undefined,
-      peers: this.peersFor(node),
+      peers: swarm?.directory(),
       localRoots: this.config.LOCAL_SOURCE_ROOTS,
       onEvent: (event) => {
         if (event.type === 'TreeEvicted') void this.evicted(node, event.digest);
         else if (event.type === 'DigestMismatch' || event.type === 'SourceFailed') this.logger.warn({ node, event }, `node ${node}: ${event.type} for ${event.path}`);
       },
-    });
+    }));
     // PEER_PORT is the first node's port and the next ones go up from it, in NODE_NAMES order.
     const index = this.config.NODE_NAMES.indexOf(node);
     const peer = this.config.PEER_TOKEN
       ? await servePeerBlobs({ cache, token: this.config.PEER_TOKEN, host: this.config.HOST, port: this.config.PEER_PORT === 0 ? 0 : this.config.PEER_PORT + index })
       : undefined;
-    const opened: NodeCache = { node, cache, peer, deliveries: new Map(), leases: new Map() };
+    const opened: NodeCache = { node, cache, peer, swarm, deliveries: new Map(), leases: new Map() };
     // Leases an earlier process took for this node's pods, held since the cache opened; the next
     // holdLeases keeps those still needed and releases the rest (and any second one per artifact).
     for (const lease of cache.heldLeases()) {
@@ -154,22 +161,6 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     if (!c.peer) return '';
     const host = this.config.PEER_ADVERTISE_HOST || this.config.HOST;
     return `http://${host.includes(':') ? `[${host}]` : host}:${c.peer.port}`;
-  }
-
-  /** Other nodes whose copy of the same manifest is Ready: they hold every blob of it, verified. */
-  private peersFor(node: string): PeerDirectory | undefined {
-    const token = this.config.PEER_TOKEN;
-    if (!token) return undefined;
-    return {
-      holders: () => {
-        const wanted = new Set([...(this.caches.get(node)?.deliveries.values() ?? [])]);
-        const out: { url: string; token: string }[] = [];
-        for (const [, { value }] of this.copies?.entries ?? []) {
-          if (value.node !== node && value.state === 'Ready' && value.peerUrl && wanted.has(value.manifestDigest)) out.push({ url: value.peerUrl, token });
-        }
-        return out;
-      },
-    };
   }
 
   private async pass(run: ReconcilePass): Promise<void> {
@@ -245,7 +236,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
       const token = await this.tokenOf(want.record);
       const manifest = cacheManifestOf(stored.value, token);
       const hf = this.config.CACHE_HF_LAYOUT && want.record.spec?.source?.kind === ArtifactSourceKind.ARTIFACT_SOURCE_KIND_HUGGINGFACE ? hfCoordinates(want.record, stored.value) : undefined;
-      await write({ state: 'Downloading', bytesDone: 0, bytesTotal: stored.value.files.reduce((s, f) => s + f.size, 0), percent: 0, reason: '', message: '', path: '', peerUrl: '' });
+      // peers may fetch the blobs this node verified while the rest still downloads: the peer URL is there from the start
+      c.swarm?.track(key, want.manifestDigest, stored.value.files);
+      await write({ state: 'Downloading', bytesDone: 0, bytesTotal: stored.value.files.reduce((s, f) => s + f.size, 0), percent: 0, reason: '', message: '', path: '', peerUrl: this.peerUrlOf(c), ...(c.swarm?.blobFields(key) ?? noBlobFields()) });
       result = await c.cache.ensure(manifest, {
         pin: Boolean(want.record.spec?.pinned),
         hf,
@@ -254,14 +247,16 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
         },
       });
     } catch (err) {
-      await write({ state: 'Failed', reason: 'CacheIOError', message: (err as Error).message, path: '', peerUrl: '' });
+      await write({ state: 'Failed', reason: 'CacheIOError', message: (err as Error).message, path: '', peerUrl: '', ...noBlobFields() });
       throw err;
+    } finally {
+      c.swarm?.untrack(key);
     }
     if (result.state === 'Ready') {
-      await write({ state: 'Ready', bytesDone: result.bytesTotal, bytesTotal: result.bytesTotal, percent: 100, reason: '', message: '', path: result.hfSnapshotPath ?? result.path, peerBytes: result.peerBytes, peerUrl: this.peerUrlOf(c) });
+      await write({ state: 'Ready', bytesDone: result.bytesTotal, bytesTotal: result.bytesTotal, percent: 100, reason: '', message: '', path: result.hfSnapshotPath ?? result.path, peerBytes: result.peerBytes, peerUrl: this.peerUrlOf(c), ...noBlobFields() });
       this.logger.info({ node: c.node, artifact: want.artifact, originBytes: result.originBytes, peerBytes: result.peerBytes, resumedBytes: result.resumedBytes }, `node ${c.node}: ${want.artifact} is Ready (${result.originBytes} bytes from the origin, ${result.peerBytes} from peers)`);
     } else {
-      await write({ state: 'Failed', reason: result.reason, message: result.message, path: '', peerBytes: result.peerBytes, peerUrl: '' });
+      await write({ state: 'Failed', reason: result.reason, message: result.message, path: '', peerBytes: result.peerBytes, peerUrl: '', ...noBlobFields() });
       this.logger.warn({ node: c.node, artifact: want.artifact, reason: result.reason }, `node ${c.node}: ${want.artifact} failed: ${result.message}`);
     }
   }

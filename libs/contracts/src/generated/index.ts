@@ -165,6 +165,7 @@ export {
 } from './gpufleet/v1/instances';
 export {
   ArtifactFile,
+  ArtifactFileFetch,
   ArtifactManifest,
   ArtifactModel,
   ArtifactModelMla,

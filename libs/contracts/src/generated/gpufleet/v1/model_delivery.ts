@@ -267,8 +267,37 @@ export interface ArtifactNodeStatus {
     | undefined;
   /** The manifest digest this copy holds. */
   manifestDigest: string;
-  /** Where this node's cache serves its verified blobs to peers (Ready copies only). */
+  /** Where this node's cache serves its verified blobs to peers (Ready and Downloading copies). */
   peerUrl: string;
+  /**
+   * Downloading copies: the files this node already holds verified (indices into the manifest's
+   * `files`; a file whose bytes other paths share is named by its first index). Peers fetch them
+   * from peer_url. A Ready copy holds every file and lists none.
+   */
+  verifiedFiles: number[];
+  /**
+   * Downloading copies: the files this node is fetching from the origin now. A peer delivering
+   * the same manifest waits for them while their bytes move, instead of fetching them too.
+   */
+  fetchingFiles: ArtifactFileFetch[];
+}
+
+/** One file a node fetches from the origin for its peers as well (a claim). */
+export interface ArtifactFileFetch {
+  /** Index into the manifest's `files`. */
+  file: number;
+  /**
+   * When the node started: of two nodes that claim a file at the same moment, the earlier claim
+   * (then the lower node name) keeps it and the other gives way.
+   */
+  claimedAt:
+    | Date
+    | undefined;
+  /**
+   * Bytes of the file the node holds so far; peers stop waiting once this stays still for their
+   * stall timeout (DOWNLOAD_STALL_TIMEOUT_S).
+   */
+  bytesDone: number;
 }
 
 export interface ModelArtifactStatus {
@@ -1139,6 +1168,8 @@ function createBaseArtifactNodeStatus(): ArtifactNodeStatus {
     updatedAt: undefined,
     manifestDigest: "",
     peerUrl: "",
+    verifiedFiles: [],
+    fetchingFiles: [],
   };
 }
 
@@ -1179,6 +1210,16 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     }
     if (message.peerUrl !== "") {
       writer.uint32(98).string(message.peerUrl);
+    }
+    if (message.verifiedFiles.length !== 0) {
+      writer.uint32(106).fork();
+      for (const v of message.verifiedFiles) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    for (const v of message.fetchingFiles) {
+      ArtifactFileFetch.encode(v!, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -1292,6 +1333,32 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
             message.peerUrl = reader.string();
             continue;
           }
+          case 13: {
+            if (tag === 104) {
+              message.verifiedFiles.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 106) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.verifiedFiles.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.fetchingFiles.push(ArtifactFileFetch.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1342,6 +1409,16 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
         : isSet(object.peer_url)
         ? globalThis.String(object.peer_url)
         : "",
+      verifiedFiles: globalThis.Array.isArray(object?.verifiedFiles)
+        ? object.verifiedFiles.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.verified_files)
+        ? object.verified_files.map((e: any) => globalThis.Number(e))
+        : [],
+      fetchingFiles: globalThis.Array.isArray(object?.fetchingFiles)
+        ? object.fetchingFiles.map((e: any) => ArtifactFileFetch.fromJSON(e))
+        : globalThis.Array.isArray(object?.fetching_files)
+        ? object.fetching_files.map((e: any) => ArtifactFileFetch.fromJSON(e))
+        : [],
     };
   },
 
@@ -1383,6 +1460,12 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     if (message.peerUrl !== "") {
       obj.peerUrl = message.peerUrl;
     }
+    if (message.verifiedFiles?.length) {
+      obj.verifiedFiles = message.verifiedFiles.map((e) => Math.round(e));
+    }
+    if (message.fetchingFiles?.length) {
+      obj.fetchingFiles = message.fetchingFiles.map((e) => ArtifactFileFetch.toJSON(e));
+    }
     return obj;
   },
 
@@ -1403,6 +1486,117 @@ export const ArtifactNodeStatus: MessageFns<ArtifactNodeStatus> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.manifestDigest = object.manifestDigest ?? "";
     message.peerUrl = object.peerUrl ?? "";
+    message.verifiedFiles = object.verifiedFiles?.map((e) => e) || [];
+    message.fetchingFiles = object.fetchingFiles?.map((e) => ArtifactFileFetch.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseArtifactFileFetch(): ArtifactFileFetch {
+  return { file: 0, claimedAt: undefined, bytesDone: 0 };
+}
+
+export const ArtifactFileFetch: MessageFns<ArtifactFileFetch> = {
+  encode(message: ArtifactFileFetch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.file !== 0) {
+      writer.uint32(8).uint32(message.file);
+    }
+    if (message.claimedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.claimedAt), writer.uint32(18).fork()).join();
+    }
+    if (message.bytesDone !== 0) {
+      writer.uint32(24).uint64(message.bytesDone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArtifactFileFetch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArtifactFileFetch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.file = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.claimedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.bytesDone = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArtifactFileFetch {
+    return {
+      file: isSet(object.file) ? globalThis.Number(object.file) : 0,
+      claimedAt: isSet(object.claimedAt)
+        ? fromJsonTimestamp(object.claimedAt)
+        : isSet(object.claimed_at)
+        ? fromJsonTimestamp(object.claimed_at)
+        : undefined,
+      bytesDone: isSet(object.bytesDone)
+        ? globalThis.Number(object.bytesDone)
+        : isSet(object.bytes_done)
+        ? globalThis.Number(object.bytes_done)
+        : 0,
+    };
+  },
+
+  toJSON(message: ArtifactFileFetch): unknown {
+    const obj: any = {};
+    if (message.file !== 0) {
+      obj.file = Math.round(message.file);
+    }
+    if (message.claimedAt !== undefined) {
+      obj.claimedAt = message.claimedAt.toISOString();
+    }
+    if (message.bytesDone !== 0) {
+      obj.bytesDone = Math.round(message.bytesDone);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ArtifactFileFetch>, I>>(base?: I): ArtifactFileFetch {
+    return ArtifactFileFetch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ArtifactFileFetch>, I>>(object: I): ArtifactFileFetch {
+    const message = createBaseArtifactFileFetch();
+    message.file = object.file ?? 0;
+    message.claimedAt = object.claimedAt ?? undefined;
+    message.bytesDone = object.bytesDone ?? 0;
     return message;
   },
 };
