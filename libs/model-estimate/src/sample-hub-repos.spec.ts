@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { describeArtifact, type RangeReader } from '@gpufleet/model-estimate';
-import { SAMPLE_LLAMA_GGUF_REPO, SAMPLE_LLAMA_REPO, sampleHubRepos } from './samples';
+import { describeArtifact } from './artifact';
+import type { RangeReader } from './range-reader';
+import { SAMPLE_LLAMA_GGUF_REPO, SAMPLE_LLAMA_REPO, sampleHubRepos } from '@gpufleet/testing';
 
 /** The files of one sample repository, read as a node's cache would hand them to an estimate. */
 function filesOf(repo: string): Map<string, Buffer> {
