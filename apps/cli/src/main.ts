@@ -16,6 +16,7 @@ import { DELIVERY_FLAG, isArtifactKind, runCreateArtifact, runDeleteArtifact, ru
 import { runKeysCreate, runKeysList, runKeysRevoke, runUsage } from './commands/keys';
 import { registerAccessCommands } from './commands/access-commands';
 import { SCHEDULER_FLAG, collect, intArg } from './flags';
+import { KV_CACHE_DTYPES } from '@gpufleet/deployments-core';
 import { parseFormat } from './output/format';
 
 const out = (t: string) => process.stdout.write(t + '\n');
@@ -207,6 +208,11 @@ program
   .option('--env-secret <var=secret/key>', 'engine environment variable from a key of a Secret of the namespace (repeatable; see `gpufleet create secret`)', collect)
   .option('--speculative <method>', 'speculative decoding: eagle3 | mtp | ngram')
   .option('--draft-model <path>', 'draft head for --speculative eagle3')
+  .option('--context-length <tokens>', "tokens of one sequence (vLLM --max-model-len); with --artifact also what the memory estimate sizes for (default: the model's own)", intArg('--context-length'))
+  .option('--concurrency <n>', 'with --artifact: sequences of --context-length the KV cache must hold at once (default 1)', intArg('--concurrency'))
+  .option('--gpu-memory-utilization <fraction>', "share of each GPU's memory the engine takes, in (0, 1] (default: the preset's)")
+  .option('--kv-cache-dtype <dtype>', `KV cache dtype: ${KV_CACHE_DTYPES.join(' | ')} (default auto)`)
+  .option('--auto-tensor-parallel', 'with --artifact and --instance-type: the smallest <pool>.<N>x of that family the model fits on')
   .option('--wait', 'wait until the deployment is Ready, printing progress')
   .option('--timeout <s>', 'with --wait: give up after this many seconds', intArg('--timeout'), 600)
   .option(...SCHEDULER_FLAG)

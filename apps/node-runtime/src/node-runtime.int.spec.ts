@@ -51,6 +51,7 @@ function engine(servedModelName: string, engineName = 'vllm'): PodTemplate {
       engine: { engine: engineName, version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: { SEED: '7' }, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
       artifact: '',
+      gpuMemoryUtilization: 0,
     },
   };
 }

@@ -58,6 +58,7 @@ function engineWorkload(name: string): Workload {
       engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
       artifact: '',
+      gpuMemoryUtilization: 0,
     },
   };
   w.status!.phase = WorkloadPhase.WORKLOAD_PHASE_ADMITTED;

@@ -127,6 +127,7 @@ it('waits for the node’s copy of the artifact, then starts the engine on it, r
       engine: { engine: 'vllm', version: '', mode: 'latency', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} },
       templateHash: 'tpl-1',
       artifact: 'chat-weights',
+      gpuMemoryUtilization: 0,
     },
   };
   const placement = { ...PodPlacement.fromJSON({}), podSet: 'server', replica: 0, pod: 0, node: NODE, acceleratorIds: ['nvidia-0'] };

@@ -27,7 +27,7 @@ export interface EnginePlacement {
  * The engine-presets view of an EngineRun on its devices: proto3 leaves unset strings empty
  * and unset numbers zero, where the presets expect absent fields.
  */
-export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedModelName' | 'engine'>, placement: EnginePlacement): EngineSpec {
+export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedModelName' | 'engine'> & Partial<Pick<EngineRun, 'gpuMemoryUtilization'>>, placement: EnginePlacement): EngineSpec {
   const engine: EngineConfig = run.engine ?? { engine: 'vllm', version: '', mode: '', customCommand: '', multiNode: '', extraArgs: [], env: {}, speculative: undefined, kvOffload: undefined, envFromSecret: {} };
   const spec: {
     -readonly [K in keyof EngineSpec]: EngineSpec[K];
@@ -43,6 +43,7 @@ export function engineSpecOf(run: Pick<EngineRun, 'role' | 'model' | 'servedMode
   };
   if (engine.version) spec.version = engine.version;
   if (placement.acceleratorMemoryMib) spec.acceleratorMemoryMib = placement.acceleratorMemoryMib;
+  if (run.gpuMemoryUtilization) spec.memoryFraction = run.gpuMemoryUtilization;
   if (placement.host) spec.host = placement.host;
   if (engine.speculative?.method) {
     spec.speculative = {

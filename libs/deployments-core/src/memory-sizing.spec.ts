@@ -1,7 +1,9 @@
 import { ArtifactPhase, ModelArtifact, type ModelSizing } from '@gpufleet/contracts';
 import { artifactModelOf, chooseTensorParallelSize, GiB, parseModelConfig, weightsFromConfig, type ModelDescription } from '@gpufleet/model-estimate';
 import { modelFixtureConfig } from '@gpufleet/testing';
+import { buildEngineCommand } from '@gpufleet/engine-presets';
 import { planDeployment } from './deployment-plan';
+import { engineSpecOf } from './engine-run';
 import { validateDeploymentSpec } from './deployment-spec';
 import { artifactModelState, memoryVerdict, sizeDeployment, sizedRole, sizingArgs, type SizingContext } from './memory-sizing';
 import { replicaWorkloadSpec } from './replica-workload';
@@ -47,7 +49,9 @@ describe('memory sizing of a deployment from its artifact’s model', () => {
     expect(role.instanceType).toBe(`${H100_POOL}.4x`);
     const w = replicaWorkloadSpec(spec, role, 0, context.resolveInstanceType(role.instanceType)!.resources, 'abcde');
     expect(w.podSets[0].resources?.accelerator?.whole).toBe(4);
-    expect(w.template?.engine?.engine?.extraArgs).toEqual(['--max-model-len', '32768', '--gpu-memory-utilization', '0.9']);
+    // The memory share replaces the preset's own flag rather than repeating it among the extra arguments.
+    expect(w.template?.engine?.engine?.extraArgs).toEqual(['--max-model-len', '32768']);
+    expect(w.template?.engine?.gpuMemoryUtilization).toBe(0.9);
   });
 
   it('refuses a context longer than the model’s, and auto tensor parallel without an InstanceType', () => {
@@ -61,8 +65,16 @@ describe('memory sizing of a deployment from its artifact’s model', () => {
 
   it('passes the sizing to vLLM and SGLang as their own flags, fp8 KV cache included', () => {
     const sizing = { contextLength: 16384, concurrency: 8, gpuMemoryUtilization: 0.85, kvCacheDtype: 'fp8', autoTensorParallel: false };
-    expect(sizingArgs('vllm', sizing)).toEqual(['--max-model-len', '16384', '--gpu-memory-utilization', '0.85', '--kv-cache-dtype', 'fp8']);
-    expect(sizingArgs('sglang', sizing)).toEqual(['--context-length', '16384', '--mem-fraction-static', '0.85', '--kv-cache-dtype', 'fp8']);
+    expect(sizingArgs('vllm', sizing)).toEqual(['--max-model-len', '16384', '--kv-cache-dtype', 'fp8']);
+    expect(sizingArgs('sglang', sizing)).toEqual(['--context-length', '16384', '--kv-cache-dtype', 'fp8']);
+    // The memory share goes in place of the preset's (which the extra arguments may not repeat).
+    const spec = withArtifact(sizing);
+    const run = replicaWorkloadSpec(spec, spec.roles[0], 0, context.resolveInstanceType(spec.roles[0].instanceType)!.resources, 'abcde').template!.engine!;
+    for (const [engine, flag] of [['vllm', '--gpu-memory-utilization'], ['sglang', '--mem-fraction-static']] as const) {
+      const command = buildEngineCommand(engineSpecOf({ ...run, model: '/models/llama-70b', engine: { ...run.engine!, engine, extraArgs: sizingArgs(engine, sizing) } }, { acceleratorIds: ['0'], port: 8000 }));
+      expect(command.args.filter((a) => a === flag)).toEqual([flag]);
+      expect(command.args[command.args.indexOf(flag) + 1]).toBe('0.85');
+    }
     expect(sizingArgs('llama-cpp', sizing)).toEqual([]);
   });
 

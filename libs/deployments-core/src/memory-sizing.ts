@@ -79,18 +79,21 @@ export function checkSizing(spec: ModelDeploymentSpec): ValidationProblem[] {
   return problems;
 }
 
-/** Engine flags the sizing sets (vLLM and SGLang); the user's own extraArgs come after and win. */
+/**
+ * Engine flags the sizing adds (vLLM and SGLang); the user's own extraArgs come after and win.
+ * The memory share is not among them: the preset sets that flag itself, so it travels as
+ * EngineRun.gpuMemoryUtilization and replaces the preset's value (engineSpecOf).
+ */
 export function sizingArgs(engine: string, sizing: ModelSizing | undefined): string[] {
   if (!sizing) return [];
   const args: string[] = [];
+  const kvCacheDtype = sizing.kvCacheDtype && sizing.kvCacheDtype !== 'auto' ? ['--kv-cache-dtype', sizing.kvCacheDtype] : [];
   if (engine === 'vllm') {
     if (sizing.contextLength) args.push('--max-model-len', String(sizing.contextLength));
-    if (sizing.gpuMemoryUtilization) args.push('--gpu-memory-utilization', String(sizing.gpuMemoryUtilization));
-    if (sizing.kvCacheDtype && sizing.kvCacheDtype !== 'auto') args.push('--kv-cache-dtype', sizing.kvCacheDtype);
+    args.push(...kvCacheDtype);
   } else if (engine === 'sglang') {
     if (sizing.contextLength) args.push('--context-length', String(sizing.contextLength));
-    if (sizing.gpuMemoryUtilization) args.push('--mem-fraction-static', String(sizing.gpuMemoryUtilization));
-    if (sizing.kvCacheDtype && sizing.kvCacheDtype !== 'auto') args.push('--kv-cache-dtype', sizing.kvCacheDtype);
+    args.push(...kvCacheDtype);
   }
   return args;
 }

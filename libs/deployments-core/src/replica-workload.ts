@@ -44,6 +44,7 @@ export function replicaWorkloadSpec(
         engine: { ...engine, extraArgs: [...sizingArgs(engine.engine, spec.sizing), ...engine.extraArgs, ...(role.extraArgs ?? [])], ...layerEnv({ env: engine.env, envFromSecret: engine.envFromSecret ?? {} }, role) },
         templateHash: templateHash(spec, role),
         artifact: spec.artifact ?? '',
+        gpuMemoryUtilization: spec.sizing?.gpuMemoryUtilization ?? 0,
       },
       instance: undefined,
     },

@@ -50,6 +50,14 @@ describe('vLLM', () => {
     expect(buildEngineCommand({ ...base, acceleratorMemoryMib: 24576 }).args).toContain('0.85');
   });
 
+  it('a memory share from the deployment’s sizing replaces the preset’s, for vLLM and SGLang alike', () => {
+    const vllm = buildEngineCommand({ ...base, memoryFraction: 0.8 }).args;
+    expect(vllm.slice(vllm.indexOf('--gpu-memory-utilization'), vllm.indexOf('--gpu-memory-utilization') + 2)).toEqual(['--gpu-memory-utilization', '0.8']);
+    expect(vllm.filter((a) => a === '--gpu-memory-utilization')).toHaveLength(1);
+    const sglang = buildEngineCommand({ ...base, engine: 'sglang', memoryFraction: 0.8 }).args;
+    expect(sglang[sglang.indexOf('--mem-fraction-static') + 1]).toBe('0.8');
+  });
+
   it('vLLM with eagle3 passes the draft head in --speculative-config', () => {
     const { args } = buildEngineCommand({ ...base, speculative: { method: 'eagle3', draftModel: '/models/eagle3-head' } });
     expect(args.slice(-2)).toEqual(['--speculative-config', '{"method":"eagle3","model":"/models/eagle3-head","num_speculative_tokens":3}']);

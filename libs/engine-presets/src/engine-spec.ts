@@ -113,6 +113,11 @@ export interface EngineSpec {
   readonly acceleratorIds: readonly string[];
   /** Memory of one accelerator, MiB. */
   readonly acceleratorMemoryMib?: number;
+  /**
+   * Share of each accelerator's memory the engine takes, in (0, 1], in place of the preset's
+   * (vLLM `--gpu-memory-utilization`, SGLang `--mem-fraction-static`): a deployment's sizing.
+   */
+  readonly memoryFraction?: number;
   readonly speculative?: SpeculativeDecoding;
   readonly kvOffload?: KvOffload;
   /** Set when the replica spans pods (DeploymentRole.size > 1): this pod's rank and its leader. */

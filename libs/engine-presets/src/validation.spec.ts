@@ -34,6 +34,12 @@ describe('spec validation', () => {
     ]);
   });
 
+  it('a memory share outside (0, 1] names memoryFraction', () => {
+    for (const memoryFraction of [0, 1.5, Number.NaN]) {
+      expect(problems({ ...base, memoryFraction })).toEqual([{ field: 'memoryFraction', message: `expected a fraction in (0, 1], got ${JSON.stringify(memoryFraction)}` }]);
+    }
+  });
+
   it('an unknown speculative method is named', () => {
     expect(problems({ ...base, speculative: { method: 'medusa' as never } })[0].field).toBe('speculative.method');
   });

@@ -61,6 +61,10 @@ export function validateEngineSpec(spec: EngineSpec): void {
     problem('acceleratorMemoryMib', `expected a positive integer (MiB), got ${JSON.stringify(spec.acceleratorMemoryMib)}`);
   }
 
+  if (spec.memoryFraction !== undefined && !(Number.isFinite(spec.memoryFraction) && spec.memoryFraction > 0 && spec.memoryFraction <= 1)) {
+    problem('memoryFraction', `expected a fraction in (0, 1], got ${JSON.stringify(spec.memoryFraction)}`);
+  }
+
   if (spec.version !== undefined) {
     const match = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(spec.version);
     const minimum = MINIMUM_VERSIONS[spec.engine];

@@ -156,6 +156,44 @@ describe('deploymentSpecFromFlags', () => {
     expect(() => deploymentSpecFromFlags('org/model', flags)).toThrow(message);
   });
 
+  it('puts the sizing flags into spec.sizing, and leaves it unset without them', () => {
+    const spec = deploymentSpecFromFlags('', {
+      artifact: 'llama-70b',
+      instanceType: 'h100-80gb-hbm3-x86-64.1x',
+      contextLength: 32768,
+      concurrency: 4,
+      gpuMemoryUtilization: '0.9',
+      kvCacheDtype: 'fp8',
+      autoTensorParallel: true,
+    });
+    expect(spec.sizing).toEqual({ contextLength: 32768, concurrency: 4, gpuMemoryUtilization: 0.9, kvCacheDtype: 'fp8', autoTensorParallel: true });
+    expect(spec.roles[0].instanceType).toBe('h100-80gb-hbm3-x86-64.1x');
+    // One flag alone: the rest fall back (0 / empty: the model's context, 1 sequence, the preset's share).
+    expect(deploymentSpecFromFlags('', { artifact: 'llama-8b', gpuMemoryUtilization: '.85' }).sizing).toEqual({ contextLength: 0, concurrency: 0, gpuMemoryUtilization: 0.85, kvCacheDtype: '', autoTensorParallel: false });
+    // Without an artifact the engine still gets them (nothing is estimated).
+    expect(deploymentSpecFromFlags('/models/m', { contextLength: 8192 }).sizing).toMatchObject({ contextLength: 8192 });
+    expect(deploymentSpecFromFlags('', { artifact: 'llama-8b' }).sizing).toBeUndefined();
+  });
+
+  it.each([
+    [{ contextLength: 0 }, '--context-length 0: expected an integer from 1 to 16777216 (tokens of one sequence)'],
+    [{ contextLength: 20_000_000 }, '--context-length 20000000: expected an integer from 1 to 16777216 (tokens of one sequence)'],
+    [{ concurrency: 0 }, '--concurrency 0: expected an integer from 1 to 65536 (sequences the KV cache holds at once)'],
+    [{ gpuMemoryUtilization: '0' }, "--gpu-memory-utilization 0: expected a fraction of each GPU's memory in (0, 1], e.g. 0.9"],
+    [{ gpuMemoryUtilization: '1.5' }, "--gpu-memory-utilization 1.5: expected a fraction of each GPU's memory in (0, 1], e.g. 0.9"],
+    [{ gpuMemoryUtilization: '90%' }, "--gpu-memory-utilization 90%: expected a fraction of each GPU's memory in (0, 1], e.g. 0.9"],
+    [{ gpuMemoryUtilization: '0x1' }, "--gpu-memory-utilization 0x1: expected a fraction of each GPU's memory in (0, 1], e.g. 0.9"],
+    [{ kvCacheDtype: 'int8' }, '--kv-cache-dtype int8: expected one of auto, fp8, fp8_e4m3, fp8_e5m2'],
+    [{ autoTensorParallel: true }, '--auto-tensor-parallel picks the <pool>.<N>x sibling of an InstanceType; add --instance-type (e.g. h100-80gb-hbm3-x86-64.1x)'],
+    [{ autoTensorParallel: true, instanceType: 'h100-80gb-hbm3-x86-64.1x', size: 2 }, '--auto-tensor-parallel chooses tensor parallel within one node; drop --size 2'],
+  ])('refuses sizing flags %j naming the flag', (flags, message) => {
+    expect(() => deploymentSpecFromFlags('', { artifact: 'llama-70b', ...flags })).toThrow(message);
+  });
+
+  it('refuses --auto-tensor-parallel without an artifact to size by', () => {
+    expect(() => deploymentSpecFromFlags('/models/m', { autoTensorParallel: true, instanceType: 'h100-80gb-hbm3-x86-64.1x' })).toThrow('--auto-tensor-parallel sizes by the model of an artifact; add --artifact NAME');
+  });
+
   it('refuses an empty model', () => {
     expect(() => deploymentSpecFromFlags('  ', {})).toThrow(/MODEL: expected a model path/);
   });

@@ -1,4 +1,5 @@
-import { EngineConfig, ModelDeploymentSpec, SpeculativeConfig } from '@gpufleet/contracts';
+import { EngineConfig, ModelDeploymentSpec, ModelSizing, SpeculativeConfig } from '@gpufleet/contracts';
+import { KV_CACHE_DTYPES, MAX_SIZING_CONCURRENCY, MAX_SIZING_CONTEXT_LENGTH } from '@gpufleet/deployments-core';
 import { ENGINE_KINDS, ENGINE_MODES, MULTI_NODE_MODES, SPECULATIVE_METHODS } from '@gpufleet/engine-presets';
 import { checkDnsLabel, checkRange, parseEnvPairs, parseSecretRefs } from '../flags';
 import { podShapeFromFlags } from '../pod-shape';
@@ -33,6 +34,14 @@ export interface DeployFlags {
   envSecret?: string[];
   speculative?: string;
   draftModel?: string;
+  /** Sizing (ModelSizing): tokens of one sequence; the model's own when left out. */
+  contextLength?: number;
+  /** Sequences of contextLength the KV cache must hold at once. */
+  concurrency?: number;
+  /** As typed: a fraction in (0, 1]. */
+  gpuMemoryUtilization?: string;
+  kvCacheDtype?: string;
+  autoTensorParallel?: boolean;
 }
 
 /**
@@ -101,6 +110,35 @@ function engineFromFlags(f: DeployFlags): EngineConfig {
   };
 }
 
+/**
+ * The sizing flags as `spec.sizing`, or undefined when none is given (the scheduler then sizes
+ * with the model's own context, one sequence and the preset's memory share). Only the form is
+ * checked here; whether the model fits is the scheduler's answer (INSUFFICIENT_GPU_MEMORY).
+ * Without an artifact the flags still reach the engine (vLLM --max-model-len, …); nothing is
+ * estimated.
+ */
+export function sizingFromFlags(f: DeployFlags, artifact: string): ModelSizing | undefined {
+  const given = [f.contextLength, f.concurrency, f.gpuMemoryUtilization, f.kvCacheDtype].some((v) => v !== undefined) || f.autoTensorParallel === true;
+  if (!given) return undefined;
+  const contextLength = f.contextLength === undefined ? 0 : checkRange(f.contextLength, 1, MAX_SIZING_CONTEXT_LENGTH, '--context-length', 'tokens of one sequence');
+  const concurrency = f.concurrency === undefined ? 0 : checkRange(f.concurrency, 1, MAX_SIZING_CONCURRENCY, '--concurrency', 'sequences the KV cache holds at once');
+  let gpuMemoryUtilization = 0;
+  if (f.gpuMemoryUtilization !== undefined) {
+    const raw = f.gpuMemoryUtilization.trim();
+    gpuMemoryUtilization = /^(\d+(\.\d*)?|\.\d+)$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1)) {
+      throw new Error(`--gpu-memory-utilization ${f.gpuMemoryUtilization}: expected a fraction of each GPU's memory in (0, 1], e.g. 0.9`);
+    }
+  }
+  const kvCacheDtype = f.kvCacheDtype === undefined ? '' : oneOf(f.kvCacheDtype, KV_CACHE_DTYPES, '--kv-cache-dtype');
+  if (f.autoTensorParallel) {
+    if (!artifact) throw new Error("--auto-tensor-parallel sizes by the model of an artifact; add --artifact NAME");
+    if (!f.instanceType) throw new Error('--auto-tensor-parallel picks the <pool>.<N>x sibling of an InstanceType; add --instance-type (e.g. h100-80gb-hbm3-x86-64.1x)');
+    if ((f.size ?? 1) !== 1) throw new Error(`--auto-tensor-parallel chooses tensor parallel within one node; drop --size ${f.size}`);
+  }
+  return { contextLength, concurrency, gpuMemoryUtilization, kvCacheDtype, autoTensorParallel: f.autoTensorParallel === true };
+}
+
 /** `gpufleet deploy MODEL [flags]` as the CreateDeployment spec: one "server" role. */
 export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDeploymentSpec {
   const artifact = f.artifact === undefined ? '' : checkDnsLabel(f.artifact, 63, '--artifact');
@@ -133,6 +171,6 @@ export function deploymentSpecFromFlags(model: string, f: DeployFlags): ModelDep
       },
     ],
     labels: {},
-    sizing: undefined,
+    sizing: sizingFromFlags(f, artifact),
   };
 }

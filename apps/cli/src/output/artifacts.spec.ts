@@ -1,4 +1,6 @@
 import { ArtifactPhase, ArtifactSourceKind, ModelArtifact } from '@gpufleet/contracts';
+import { artifactModelOf, describeArtifact as describeModel, DirectoryRangeReader } from '@gpufleet/model-estimate';
+import { writeSparseCheckpoint } from '@gpufleet/testing';
 import { renderTable } from './format';
 import { artifactColumns, bytes, describeArtifact, nodesLine } from './artifacts';
 
@@ -34,6 +36,27 @@ describe('artifacts in the CLI', () => {
     expect(text).toContain('gpu-1  Downloading  7.5Gi/15Gi (50%), 3.7Gi from peers');
     expect(text).toContain('gpu-2  Failed  0B/0B (0%)');
     expect(text).toContain('InsufficientCapacity: needs 15Gi, 3Gi free above the high watermark');
+  });
+
+  it('shows the model read from the artifact and an estimate at its max context, or why there is none', async () => {
+    // Llama-3.1-8B as model delivery describes it: config.json and the four shards' safetensors headers.
+    const checkpoint = writeSparseCheckpoint('llama-3.1-8b', { dtype: 'BF16', shards: 4, totalSize: 16_060_522_496 });
+    const model = artifactModelOf(await describeModel(new DirectoryRangeReader(checkpoint.dir), checkpoint.files));
+    checkpoint.dispose();
+    const digest = artifact.status!.manifestDigest;
+    const described = describeArtifact({ ...artifact, status: { ...artifact.status!, model, modelDigest: digest } });
+    expect(described).toContain('Model:         llama, 32 layers, hidden 4096, 32 heads, 8 KV heads of 128, max context 131072');
+    expect(described).toMatch(/Weights: {7}15Gi from safetensors-headers \(BF16 15Gi\)$/m);
+    // 131072 tokens × 128 KiB of bf16 K and V per token (2 × 32 layers × 8 KV heads × 128 × 2 bytes) = 16 GiB.
+    expect(described).toMatch(
+      /Estimate: {6}at 131072 tokens x 1 sequence, tensor-parallel 1, 0\.9 utilisation: weights 15\.0 GiB \+ KV cache 16\.0 GiB \+ activations \d+\.\d GiB \+ CUDA graphs \d+\.\d GiB = \d+\.\d GiB per GPU/,
+    );
+    // Not described yet (or described from another manifest), and not a model at all.
+    expect(describeArtifact(artifact)).toContain('Model:         being described (config.json and weight headers)');
+    expect(describeArtifact({ ...artifact, status: { ...artifact.status!, model, modelDigest: 'sha256:old' } })).toContain('Model:         being described');
+    const notModel = describeArtifact({ ...artifact, status: { ...artifact.status!, modelDigest: digest, estimateError: 'MISSING_MODEL_FILES: no config.json and no .gguf file' } });
+    expect(notModel).toContain('Model:         not described: MISSING_MODEL_FILES: no config.json and no .gguf file');
+    expect(notModel).not.toContain('Estimate:');
   });
 
   it('writes bytes in binary units', () => {

@@ -107,7 +107,8 @@ export function describeArtifact(a: ModelArtifact): string {
   return lines.join('\n');
 }
 
-const gib = (value: number): string => `${(value / GiB).toFixed(1)} GiB`;
+/** Bytes as "79.6 GiB", as the memory estimates are printed. */
+export const gib = (value: number): string => `${(value / GiB).toFixed(1)} GiB`;
 
 /** One estimate's per-GPU breakdown, as `describe` prints it for artifacts and deployments. */
 export function breakdownLine(e: Pick<MemoryEstimate['perGpu'], 'weights' | 'kvCache' | 'activations' | 'cudaGraphs' | 'total'>): string {

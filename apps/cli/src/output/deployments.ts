@@ -1,5 +1,5 @@
-import { breakdownLine } from './artifacts';
-import { DeploymentPhase, DeploymentRole, EngineConfig, ModelDeployment, ReplicaStatus } from '@gpufleet/contracts';
+import { breakdownLine, gib } from './artifacts';
+import { DeploymentPhase, DeploymentRole, EngineConfig, ModelDeployment, ModelSizing, ReplicaStatus } from '@gpufleet/contracts';
 import { Column, age, renderTable } from './format';
 import { podRequest } from './workloads';
 import { envLine } from './secrets';
@@ -89,6 +89,7 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
   ];
   // The weights come from each node's cache (see the WeightsReady condition below).
   if (spec?.artifact) lines.splice(3, 0, `Artifact:      ${spec.artifact}   (each node's verified copy; gpufleet describe artifact ${spec.artifact}${spec.namespace && spec.namespace !== 'default' ? ` -n ${spec.namespace}` : ''})`);
+  if (spec?.sizing) lines.push(`Sizing:        ${sizingLine(spec.sizing)}`);
   if (e?.customCommand) lines.push(`Command:       ${e.customCommand}`);
   if (e?.extraArgs.length) lines.push(`Engine args:   ${e.extraArgs.join(' ')}`);
   if (e && Object.keys(e.env).length + Object.keys(e.envFromSecret ?? {}).length) lines.push(`Engine env:    ${envLine(e.env, e.envFromSecret)}`);
@@ -120,7 +121,7 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
   }
   for (const m of status?.memory ?? []) {
     lines.push(
-      `Memory:        ${m.role} on ${m.instanceType}: tensor-parallel ${m.tensorParallelSize}, ${m.contextLength} tokens x ${m.concurrency} sequences, ${m.gpuMemoryUtilization} utilisation, ${m.fits ? 'fits' : 'does not fit'} ${(m.gpuMemoryBytes / 1024 ** 3).toFixed(1)} GiB GPUs`,
+      `Memory:        ${m.role} on ${m.instanceType}: tensor-parallel ${m.tensorParallelSize}, ${m.contextLength} tokens x ${m.concurrency} sequences, ${m.gpuMemoryUtilization} utilisation, ${m.fits ? 'fits' : 'does not fit'} ${gib(m.gpuMemoryBytes)} GPUs`,
       `               ${breakdownLine({ weights: m.weightsBytes, kvCache: m.kvCacheBytes, activations: m.activationsBytes, cudaGraphs: m.cudaGraphsBytes, total: m.totalBytes })}`,
     );
   }
@@ -128,6 +129,17 @@ export function describeDeployment(d: ModelDeployment, now = Date.now()): string
   lines.push(replicas.length ? `Replicas:\n${indent(renderTable(replicas, replicaColumns, false))}` : 'Replicas:      none yet');
   if (spec?.labels && Object.keys(spec.labels).length) lines.push(`Labels:        ${envLine(spec.labels)}`);
   return lines.join('\n');
+}
+
+/** `spec.sizing` in words, with what an unset field falls back to. */
+export function sizingLine(s: ModelSizing): string {
+  return [
+    `context ${s.contextLength || "the model's own"}`,
+    `${s.concurrency || 1} sequence(s)`,
+    `utilisation ${s.gpuMemoryUtilization || "the preset's"}`,
+    `KV cache ${s.kvCacheDtype || 'auto'}`,
+    ...(s.autoTensorParallel ? ['auto tensor parallel'] : []),
+  ].join(', ');
 }
 
 /** One line of `deploy --wait` progress: phase, ready count and each replica that is not Ready. */

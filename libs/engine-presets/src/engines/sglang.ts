@@ -42,7 +42,7 @@ export const sglangBuilder: EngineBuilder = {
       '--max-running-requests',
       String(preset.maxConcurrency),
       '--mem-fraction-static',
-      String(preset.memoryFraction),
+      String(spec.memoryFraction ?? preset.memoryFraction),
       '--chunked-prefill-size',
       String(preset.prefillChunkTokens),
     ];

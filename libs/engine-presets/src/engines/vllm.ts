@@ -94,7 +94,7 @@ function serveArgs(spec: EngineSpec, parallel: readonly string[], api: boolean):
     '--max-num-seqs',
     String(preset.maxConcurrency),
     '--gpu-memory-utilization',
-    String(preset.memoryFraction),
+    String(spec.memoryFraction ?? preset.memoryFraction),
     '--enable-chunked-prefill',
     '--max-num-batched-tokens',
     String(preset.prefillChunkTokens),

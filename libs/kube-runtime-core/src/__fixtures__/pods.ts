@@ -34,6 +34,7 @@ export function engineRun(overrides: Partial<EngineRun> = {}): EngineRun {
     engine: { engine: 'vllm', version: '', mode: 'throughput', customCommand: '', multiNode: '', extraArgs: [], env: { VLLM_LOGGING_LEVEL: 'INFO' }, speculative: undefined, kvOffload: undefined, envFromSecret: { HF_TOKEN: { name: 'hf-token', key: 'token' } } },
     templateHash: 'abc123',
     artifact: '',
+    gpuMemoryUtilization: 0,
     ...overrides,
   };
 }

@@ -75,6 +75,7 @@ export const engineTemplate = (extra: { engine?: string; templateHash?: string; 
     },
     templateHash: extra.templateHash ?? 'tpl-1',
     artifact: extra.artifact ?? '',
+    gpuMemoryUtilization: 0,
   },
 });
 

@@ -87,6 +87,13 @@ export interface EngineRun {
    * node runtime starts the engine only once its node's copy (artifact-nodes bucket) is Ready.
    */
   artifact: string;
+  /**
+   * The deployment's sizing.gpu_memory_utilization: the share of each accelerator's memory the
+   * engine takes (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static) in place of the
+   * preset's. A field rather than an extra argument, because the preset sets that flag itself.
+   * 0: the preset's.
+   */
+  gpuMemoryUtilization: number;
 }
 
 /** A GPU instance: an sshd of its own (and optionally a command) with the allocated devices. */
@@ -907,6 +914,7 @@ function createBaseEngineRun(): EngineRun {
     engine: undefined,
     templateHash: "",
     artifact: "",
+    gpuMemoryUtilization: 0,
   };
 }
 
@@ -935,6 +943,9 @@ export const EngineRun: MessageFns<EngineRun> = {
     }
     if (message.artifact !== "") {
       writer.uint32(66).string(message.artifact);
+    }
+    if (message.gpuMemoryUtilization !== 0) {
+      writer.uint32(73).double(message.gpuMemoryUtilization);
     }
     return writer;
   },
@@ -1016,6 +1027,14 @@ export const EngineRun: MessageFns<EngineRun> = {
             message.artifact = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.gpuMemoryUtilization = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1046,6 +1065,11 @@ export const EngineRun: MessageFns<EngineRun> = {
         ? globalThis.String(object.template_hash)
         : "",
       artifact: isSet(object.artifact) ? globalThis.String(object.artifact) : "",
+      gpuMemoryUtilization: isSet(object.gpuMemoryUtilization)
+        ? globalThis.Number(object.gpuMemoryUtilization)
+        : isSet(object.gpu_memory_utilization)
+        ? globalThis.Number(object.gpu_memory_utilization)
+        : 0,
     };
   },
 
@@ -1075,6 +1099,9 @@ export const EngineRun: MessageFns<EngineRun> = {
     if (message.artifact !== "") {
       obj.artifact = message.artifact;
     }
+    if (message.gpuMemoryUtilization !== 0) {
+      obj.gpuMemoryUtilization = floatToJson(message.gpuMemoryUtilization);
+    }
     return obj;
   },
 
@@ -1093,6 +1120,7 @@ export const EngineRun: MessageFns<EngineRun> = {
       : undefined;
     message.templateHash = object.templateHash ?? "";
     message.artifact = object.artifact ?? "";
+    message.gpuMemoryUtilization = object.gpuMemoryUtilization ?? 0;
     return message;
   },
 };
@@ -2347,6 +2375,10 @@ export const NodeRuntimeReport: MessageFns<NodeRuntimeReport> = {
     return message;
   },
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
