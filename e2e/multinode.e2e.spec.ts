@@ -4,6 +4,7 @@ import { join } from 'path';
 import { waitFor } from '@gpufleet/testing';
 import { REPO_ROOT } from './support/services';
 import { UpProcess, gpufleet } from './support/cli';
+import { agentPidOf, environOf } from './support/processes';
 
 /**
  * A model bigger than a node on `gpufleet up`: one replica of two 8×H100 pods forms one engine
@@ -72,15 +73,6 @@ async function readyReplica(what: string, accept: (r: Replica) => boolean = () =
   return last!.status!.replicas![0];
 }
 
-function environOf(pid: number): Record<string, string> {
-  return Object.fromEntries(
-    readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
 /** The engine processes of a replica's workload, by rank (GPUFLEET_POD ends in the pod index). */
 function groupProcesses(workload: string): GroupProcess[] {
   const found: GroupProcess[] = [];
@@ -100,20 +92,6 @@ function groupProcesses(workload: string): GroupProcess[] {
     }
   }
   return found.sort((a, b) => a.rank - b.rank);
-}
-
-function agentPid(node: string): number {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!/apps\/device-discovery\/src\/main\.(ts|js)/.test(cmdline)) continue;
-      if (environOf(Number(entry)).NODE_NAME === node) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no device-discovery agent found for node ${node}`);
 }
 
 async function completionThroughRouter(base: string): Promise<void> {
@@ -220,7 +198,7 @@ describe('a multi-node replica (two 8×H100 pods) on `gpufleet up`', () => {
   it('moves the whole gang when a node is lost', async () => {
     const before = (await deployment()).status!.replicas![0];
     const lost = before.node;
-    process.kill(agentPid(lost), 'SIGTERM');
+    process.kill(agentPidOf(up.child.pid!, lost), 'SIGTERM');
     const moved = await readyReplica('the gang moved and Ready', (r) => r.workload !== before.workload);
     const placed = groupProcesses(moved.workload);
     expect(placed.map((p) => p.rank)).toEqual([0, 1]);

@@ -1,10 +1,11 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { isPortOpen, waitFor } from '@gpufleet/testing';
 import { DEV_FLEET, REPO_ROOT } from './support/services';
 import { UpProcess, gpufleet } from './support/cli';
+import { agentPidOf, environOf } from './support/processes';
 
 /**
  * Workloads that run, end to end on the simulated dev fleet: `gpufleet up` starts NATS, the
@@ -76,31 +77,6 @@ async function podOf(replica: Replica): Promise<PodJson> {
   const pod = (await podsOf(replica)).find((p) => p.workload === replica.workload);
   if (!pod) throw new Error(`no pod for ${replica.workload} on ${replica.node}`);
   return pod;
-}
-
-function environOf(pid: number): Record<string, string> {
-  return Object.fromEntries(
-    readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
-/** The pid of the device-discovery agent `gpufleet up` started for `node`. */
-function agentPid(node: string): number {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      // The source form (main.ts, up --from-source) or the built one (dist/…/main.js).
-      if (!/apps\/device-discovery\/src\/main\.(ts|js)/.test(cmdline)) continue;
-      if (environOf(Number(entry)).NODE_NAME === node && environOf(Number(entry)).GPUFLEET_FLEET_FILE !== undefined) return Number(entry);
-    } catch {
-      // the process went away meanwhile, or is not ours to read
-    }
-  }
-  throw new Error(`no device-discovery agent found for node ${node}`);
 }
 
 async function completion(endpoint: string, model: string): Promise<void> {
@@ -238,7 +214,7 @@ describe('model deployments and GPU instances on `gpufleet up`', () => {
     // NotReady after 3 s, and after RESCHEDULE_AFTER_S the replica is placed elsewhere.
     const lostNode = before.node;
     const stoppedAt = Date.now();
-    process.kill(agentPid(lostNode), 'SIGTERM');
+    process.kill(agentPidOf(up.child.pid!, lostNode), 'SIGTERM');
     await waitFor('the replica to be reported Lost', async () => {
       const now = (await deployments()).llama.status!.replicas!.find((r) => (r.ordinal ?? 0) === 0);
       return now?.state === 'Lost' || undefined;

@@ -2,7 +2,7 @@ import { Lease } from '@gpufleet/contracts';
 import { RunningServer, startNats, waitFor } from '@gpufleet/testing';
 import { NatsConnection } from 'nats';
 import { connectNats } from './connection';
-import { KvStore } from './kv-store';
+import { KvStore, RevisionConflictError } from './kv-store';
 import { LeaderLease } from './lease';
 
 describe('LeaderLease on a real nats-server', () => {
@@ -81,8 +81,18 @@ describe('LeaderLease on a real nats-server', () => {
     const a = contender('a2', events);
     a.start();
     await waitFor('a2 leads', () => a.isLeader || undefined);
-    const current = (await store.get('scheduler'))!;
-    await store.update('scheduler', { ...current.value, holder: 'intruder', term: current.value.term + 1 }, current.revision);
+    // The intruder writes over the lease with compare-and-set; a2 may renew between its read and
+    // its write (a slow machine), so it re-reads and tries again, as any writer would.
+    await waitFor('the intruder takes the lease', async () => {
+      const current = (await store.get('scheduler'))!;
+      try {
+        await store.update('scheduler', { ...current.value, holder: 'intruder', term: current.value.term + 1 }, current.revision);
+        return true;
+      } catch (err) {
+        if (err instanceof RevisionConflictError) return undefined;
+        throw err;
+      }
+    });
     await waitFor('a2 steps down', () => !a.isLeader || undefined);
     expect(events[1]).toMatch(/a2 lost: lease scheduler was taken over/);
     await a.stop();
