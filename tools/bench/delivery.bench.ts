@@ -19,7 +19,7 @@
 //          the fastest hasher on the machine is the baseline's), the digest compared with the
 //          manifest's; also timed without the final sync.
 //   cache: ModelCache.ensure() of the manifest into an empty root (8 ranged streams, hashing while
-//          it writes, fdatasync per 16 MiB chunk, rename into blobs/).
+//          it writes, 16 MiB chunks made durable by group commits, rename into blobs/).
 // Fan-out: `--nodes` caches, each with its peer server, in this process; every node ensure()s at
 // once, as the service starts every node that prefetches an artifact when it is resolved.
 //   no peers: every node from the origin.

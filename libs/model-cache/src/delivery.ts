@@ -185,7 +185,8 @@ export async function downloadBlobs(
     job.phase = 'active';
     job.abort = new AbortController();
     if (job.remaining === 0) queue.push({ job, chunk: job.chunks[0] ?? { index: 0, start: 0, end: 0, written: 0, done: true } });
-    for (const c of job.chunks) if (!c.done) queue.push({ job, chunk: c });
+    // a chunk written in full is only waiting for its commit: it is not fetched again
+    for (const c of job.chunks) if (!c.done && c.written < c.end - c.start) queue.push({ job, chunk: c });
     notify();
   };
 
@@ -284,7 +285,9 @@ export async function downloadBlobs(
           if (job.abort.signal.aborted && !stop.signal.aborted) return;
           throw err;
         }
-        await partial.complete(chunk);
+        // recorded by a group commit while this worker fetches on; finish() waits for every
+        // commit and throws its error
+        partial.complete(chunk).catch(() => undefined);
         job.remaining--;
       }
       if (job.remaining > 0) return;
@@ -423,6 +426,9 @@ function openPartial(job: BlobJob, layout: CacheLayout, s: DownloadSettings): Pr
   return job.partial;
 }
 
+/** Bytes of one write to a partial file (socket reads are batched up to it). */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
 async function fetchChunk(
   job: BlobJob,
   chunk: Chunk,
@@ -438,6 +444,26 @@ async function fetchChunk(
   while (chunk.written < chunk.end - chunk.start) {
     const source = await pickSource(job, chunk, signal);
     const before = chunk.written;
+    // Socket reads are 16–64 KiB; the file gets them in batches of WRITE_BATCH_BYTES, one write
+    // (a trip to libuv's thread pool) each. Bytes not yet written are fetched again after a
+    // failure: chunk.written counts only what is in the file.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async (): Promise<void> => {
+      if (pendingBytes === 0) return;
+      const batch = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await partial.write(chunk, batch).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
+          throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
+        }
+        throw new DeliveryError('CacheIOError', `${job.file.path}: writing the partial file failed: ${err.message}`);
+      });
+      if (source.peer) counters.peerBytes += batch.length;
+      else counters.originBytes += batch.length;
+      onBytes(batch.length);
+    };
     try {
       await fetchRange(
         {
@@ -451,21 +477,20 @@ async function fetchChunk(
           agents: s.agents,
         },
         async (buf) => {
-          await partial.write(chunk, buf).catch((err: NodeJS.ErrnoException) => {
-            if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
-              throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
-            }
-            throw new DeliveryError('CacheIOError', `${job.file.path}: writing the partial file failed: ${err.message}`);
-          });
-          if (source.peer) counters.peerBytes += buf.length;
-          else counters.originBytes += buf.length;
+          pending.push(buf);
+          pendingBytes += buf.length;
           job.contributors.add(source.id);
-          onBytes(buf.length);
+          // the last bytes of the range, or a batch worth a write of its own
+          if (pendingBytes >= WRITE_BATCH_BYTES || chunk.written + pendingBytes >= chunk.end - chunk.start) await flush();
           if (s.bucket) await s.bucket.take(buf.length, signal);
         },
       );
+      await flush();
       source.failures = 0;
     } catch (err) {
+      // the bytes received before a stall, a dead source or an abort are good bytes of the range:
+      // keep them, so the retry asks only for the rest (a failed write leaves them to be fetched again)
+      if (!(err instanceof DeliveryError)) await flush().catch(() => undefined);
       if (signal.aborted) throw signal.reason ?? err;
       if (err instanceof DeliveryError) throw err;
       const e = err instanceof SourceError ? err : new SourceError('Unavailable', (err as Error).message);
