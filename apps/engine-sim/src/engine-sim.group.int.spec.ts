@@ -4,8 +4,19 @@ import { EngineSimProcesses, post, TEST_MODEL, type EngineSimProcess } from './_
 const sims = new EngineSimProcesses();
 afterAll(() => sims.stopAll());
 
-const exited = (sim: EngineSimProcess, what: string): Promise<number> =>
-  waitFor(what, async () => sim.proc.child.exitCode ?? undefined, { timeoutMs: 10_000, intervalMs: 50 });
+// `proc.exited` settles once the process's pipes are drained into its log, so the line that says
+// why it exited is there to read; the child's exitCode is set before that.
+const exited = async (sim: EngineSimProcess, what: string): Promise<number | null> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after 10000 ms waiting for: ${what}`)), 10_000);
+  });
+  try {
+    return await Promise.race([sim.proc.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 async function group(nnodes: number): Promise<{ leader: EngineSimProcess; workers: EngineSimProcess[]; addr: string }> {
   const addr = `127.0.0.1:${await freePort()}`;
