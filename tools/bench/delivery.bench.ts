@@ -37,6 +37,7 @@ import { join } from 'node:path';
 import { buildManifest, resolveArtifact } from '@gpufleet/model-artifacts';
 import { LocalSwarm, ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerServer } from '@gpufleet/model-cache';
 import { positiveIntOptions } from './support/options';
+import { cpuSpent, procCpu } from './support/proc-cpu';
 import type { HubOriginMessage, HubOriginRequest, HubOriginSpec } from './support/hub-origin';
 import { REPO_ROOT } from './support/http-load';
 
@@ -75,7 +76,7 @@ export async function run(args: string[]): Promise<void> {
     const [artifact, fanoutArtifact] = await Promise.all(repos.map((r) => resolve(origin.url, r.id)));
     console.log(`artifact: ${artifact.files.length} files, ${mib(total(artifact))} MiB; work directory ${work} (${gib(freeBytes(o.dir))} GiB free)`);
 
-    const { cacheMibS, curlMibS, curlNoSyncMibS } = await throughput(o, artifact, work);
+    const { cacheMibS, curlMibS, curlNoSyncMibS } = await throughput(o, origin, artifact, work);
     const ratio = cacheMibS / curlMibS;
     console.log(`throughput: cache ${cacheMibS.toFixed(1)} MiB/s, curl ${curlMibS.toFixed(1)} MiB/s (${curlNoSyncMibS.toFixed(1)} without the final sync): ${ratio.toFixed(2)}x curl (${(cacheMibS / curlNoSyncMibS).toFixed(2)}x unsynced curl)`);
 
@@ -233,33 +234,44 @@ async function resolve(hubUrl: string, repo: string): Promise<CacheManifest> {
   };
 }
 
-async function throughput(o: Options, m: CacheManifest, work: string): Promise<{ cacheMibS: number; curlMibS: number; curlNoSyncMibS: number }> {
+async function throughput(o: Options, origin: HubOrigin, m: CacheManifest, work: string): Promise<{ cacheMibS: number; curlMibS: number; curlNoSyncMibS: number }> {
   const bytes = total(m);
   let cacheS = 0;
   let curlS = 0;
   let curlNoSyncS = 0;
-  console.log('\nround   side    seconds   MiB/s');
+  // CPU seconds per GiB of the downloader (this process for the cache; curl, openssl and sync for
+  // curl) and of the origin: on a machine of few cores, a side that needs more CPU per byte than
+  // the cores left by the origin cannot keep up, however well it overlaps its work
+  const gibs = bytes / (1024 * MiB);
+  console.log('\nround   side    seconds   MiB/s   CPU s/GiB: downloader   origin');
   for (let r = 0; r < o.rounds; r++) {
     // alternate who goes first, so the machine's drift is shared
     for (const side of r % 2 === 0 ? (['curl', 'cache'] as const) : (['cache', 'curl'] as const)) {
       const dir = join(work, `throughput-${side}-${r}`);
       await fs.mkdir(dir);
       await syncDisk();
+      const cpu = (spent: number, originSpent: number): string => `${(spent / gibs).toFixed(2).padStart(25)}${(originSpent / gibs).toFixed(2).padStart(9)}`;
+      const [selfBefore, originBefore] = [procCpu('self'), origin.pid ? procCpu(origin.pid) : undefined];
       if (side === 'curl') {
         const { seconds, noSyncSeconds } = await curlFiles(m, dir);
+        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, origin.pid ? procCpu(origin.pid) : undefined)];
         curlS += seconds;
         curlNoSyncS += noSyncSeconds;
-        console.log(`${String(r + 1).padEnd(8)}curl ${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}   (${(bytes / MiB / noSyncSeconds).toFixed(1)} before the sync)`);
+        console.log(`${String(r + 1).padEnd(8)}curl ${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}${cpu(spent.children, originSpent.self)}   (${(bytes / MiB / noSyncSeconds).toFixed(1)} MiB/s before the sync)`);
       } else {
         const cache = await ModelCache.open({ root: dir, streams: o.streams });
         const t = performance.now();
+        const elu = performance.eventLoopUtilization();
         const result = await cache.ensure(m);
         const seconds = (performance.now() - t) / 1000;
+        // the share of the time the event loop was busy: near 1, the one thread is the limit
+        const busy = performance.eventLoopUtilization(elu).utilization;
+        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, origin.pid ? procCpu(origin.pid) : undefined)];
         await cache.close();
         expectReady(result, 'throughput');
         if (result.originBytes !== bytes) throw new Error(`throughput: the cache fetched ${result.originBytes} bytes from the origin for a ${bytes}-byte artifact`);
         cacheS += seconds;
-        console.log(`${String(r + 1).padEnd(8)}cache${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}`);
+        console.log(`${String(r + 1).padEnd(8)}cache${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}${cpu(spent.self, originSpent.self)}   (${(spent.system / gibs).toFixed(2)} of it in the kernel; event loop busy ${(busy * 100).toFixed(0)} %)`);
       }
       await fs.rm(dir, { recursive: true, force: true });
     }

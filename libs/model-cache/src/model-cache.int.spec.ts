@@ -71,6 +71,22 @@ describe('ModelCache delivery', () => {
     expect(again).toMatchObject({ state: 'Ready', originBytes: 0, reusedBytes: artifact.totalBytes });
   });
 
+  it('gives each blob a stream of its own before two streams share one', async () => {
+    // one stream alone on a blob hands its bytes to the blob's hash in order; a second one writes
+    // ahead of the hash, and those bytes must be read back to be hashed
+    const shards = makeArtifact([0, 1, 2].map((i) => ({ path: `model-0000${i + 1}-of-00003.safetensors`, size: 4 * MiB })));
+    const three = await startRangeOrigin({ files: shards.contents });
+    try {
+      const cache = await open({ streams: 3 });
+      const r = await cache.ensure(shards.manifest([three.url]));
+      expect(r).toMatchObject({ state: 'Ready', originBytes: shards.totalBytes });
+      const firsts = three.requests.slice(0, 3).map((q) => q.path);
+      expect(new Set(firsts).size).toBe(3);
+    } finally {
+      await three.close();
+    }
+  });
+
   it('rejects corrupt bytes, deletes them and fetches the file again from the other source', async () => {
     const events: CacheEvent[] = [];
     const cache = await open({ onEvent: (e) => events.push(e) });
