@@ -198,8 +198,9 @@ export class NodeCachesService implements OnModuleInit, OnApplicationShutdown {
     const needed = new Map(wanted.filter((w) => w.inUse).map((w) => [w.artifact, w.manifestDigest]));
     for (const [artifact, held] of [...c.leases]) {
       if (needed.get(artifact) === held.digest) continue;
-      c.leases.delete(artifact);
+      // released first: until then the tree is still in use, and a failed release is tried again next pass
       await held.lease.release();
+      c.leases.delete(artifact);
     }
     const ready = new Set(c.cache.trees().map((t) => t.digest));
     for (const [artifact, digest] of needed) {
