@@ -9,7 +9,7 @@ afterAll(() => sims.stopAll());
 const exited = async (sim: EngineSimProcess, what: string): Promise<number | null> => {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after 10000 ms waiting for: ${what}`)), 10_000);
+    timer = setTimeout(() => reject(new Error(`timed out after 20000 ms waiting for: ${what}`)), 20_000);
   });
   try {
     return await Promise.race([sim.proc.exited, timeout]);
@@ -73,11 +73,13 @@ describe('engine-sim as an engine group (--nnodes, --node-rank, --dist-init-addr
 
   it('refuses a rank started with another group size or a rank that joined already', async () => {
     const addr = `127.0.0.1:${await freePort()}`;
-    await sims.start(['--nnodes', '3', '--node-rank', '0', '--dist-init-addr', addr], {}, 'healthz');
+    const leader = await sims.start(['--nnodes', '3', '--node-rank', '0', '--dist-init-addr', addr], {}, 'healthz');
     const wrongSize = await sims.start(['--nnodes', '2', '--node-rank', '1', '--dist-init-addr', addr], {}, 'none');
     expect(await exited(wrongSize, 'the mismatched rank exits')).toBe(1);
     expect(wrongSize.log()).toContain("refused rank 1: the leader's group has 3 nodes, this rank was started with --nnodes 2");
     await sims.start(['--nnodes', '3', '--node-rank', '1', '--dist-init-addr', addr], {}, 'none');
+    // the first rank 1 must have joined before the second starts, or the second may win the race
+    await waitFor('rank 1 joined', async () => leader.log().includes('engine group: rank 1 joined') || undefined, { timeoutMs: 20_000, intervalMs: 50 });
     const twice = await sims.start(['--nnodes', '3', '--node-rank', '1', '--dist-init-addr', addr], {}, 'none');
     expect(await exited(twice, 'the second rank 1 exits')).toBe(1);
     expect(twice.log()).toContain('rank 1 has joined already');
