@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import { buildManifest, resolveArtifact } from '@gpufleet/model-artifacts';
 import { LocalSwarm, ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerServer } from '@gpufleet/model-cache';
 import { positiveIntOptions } from './support/options';
-import { cpuSpent, procCpu } from './support/proc-cpu';
+import { cpuSpent, procCpu, type ProcCpu } from './support/proc-cpu';
 import type { HubOriginMessage, HubOriginRequest, HubOriginSpec } from './support/hub-origin';
 import { REPO_ROOT } from './support/http-load';
 
@@ -251,10 +251,11 @@ async function throughput(o: Options, origin: HubOrigin, m: CacheManifest, work:
       await fs.mkdir(dir);
       await syncDisk();
       const cpu = (spent: number, originSpent: number): string => `${(spent / gibs).toFixed(2).padStart(25)}${(originSpent / gibs).toFixed(2).padStart(9)}`;
-      const [selfBefore, originBefore] = [procCpu('self'), origin.pid ? procCpu(origin.pid) : undefined];
+      const originCpu = (): ProcCpu | undefined => (origin.pid ? procCpu(origin.pid) : undefined);
+      const [selfBefore, originBefore] = [procCpu('self'), originCpu()];
       if (side === 'curl') {
         const { seconds, noSyncSeconds } = await curlFiles(m, dir);
-        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, origin.pid ? procCpu(origin.pid) : undefined)];
+        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, originCpu())];
         curlS += seconds;
         curlNoSyncS += noSyncSeconds;
         console.log(`${String(r + 1).padEnd(8)}curl ${seconds.toFixed(2).padStart(10)}${(bytes / MiB / seconds).toFixed(1).padStart(8)}${cpu(spent.children, originSpent.self)}   (${(bytes / MiB / noSyncSeconds).toFixed(1)} MiB/s before the sync)`);
@@ -266,7 +267,7 @@ async function throughput(o: Options, origin: HubOrigin, m: CacheManifest, work:
         const seconds = (performance.now() - t) / 1000;
         // the share of the time the event loop was busy: near 1, the one thread is the limit
         const busy = performance.eventLoopUtilization(elu).utilization;
-        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, origin.pid ? procCpu(origin.pid) : undefined)];
+        const [spent, originSpent] = [cpuSpent(selfBefore, procCpu('self')), cpuSpent(originBefore, originCpu())];
         await cache.close();
         expectReady(result, 'throughput');
         if (result.originBytes !== bytes) throw new Error(`throughput: the cache fetched ${result.originBytes} bytes from the origin for a ${bytes}-byte artifact`);

@@ -6,16 +6,10 @@ afterAll(() => sims.stopAll());
 
 // `proc.exited` settles once the process's pipes are drained into its log, so the line that says
 // why it exited is there to read; the child's exitCode is set before that.
-const exited = async (sim: EngineSimProcess, what: string): Promise<number | null> => {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after 20000 ms waiting for: ${what}`)), 20_000);
-  });
-  try {
-    return await Promise.race([sim.proc.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+const exited = (sim: EngineSimProcess, what: string): Promise<number | null> => {
+  let code: number | null | undefined;
+  void sim.proc.exited.then((c) => (code = c));
+  return waitFor(what, () => code, { timeoutMs: 20_000, intervalMs: 50 });
 };
 
 async function group(nnodes: number): Promise<{ leader: EngineSimProcess; workers: EngineSimProcess[]; addr: string }> {

@@ -212,38 +212,32 @@ export async function downloadBlobs(
         continue;
       }
       activate(job);
-      return takeTask(job);
+      return takeOf(job);
     }
     return undefined;
   };
 
-  /**
-   * A queued chunk: of `only` where given; else of the blob with the fewest streams on it, the
-   * earliest queued among equals. Blobs move side by side, one stream each while there are blobs
-   * enough, because a stream alone on its blob delivers bytes in the order the blob's hash takes
-   * them, hashed as they arrive; streams sharing a blob write ahead of its hash, and those bytes
-   * must be read back from the file to be hashed (one more copy each, on the event loop's time).
-   */
-  const takeTask = (only?: BlobJob): Task | undefined => {
-    let best = -1;
-    for (let i = 0; i < queue.length; i++) {
-      const job = queue[i].job;
-      if (only) {
-        if (job !== only) continue;
-        best = i;
-        break;
-      }
-      if (best < 0 || job.running < queue[best].job.running) best = i;
-      if (job.running === 0) break;
-    }
-    return best < 0 ? undefined : queue.splice(best, 1)[0];
+  /** The first queued chunk of `job`. */
+  const takeOf = (job: BlobJob): Task | undefined => {
+    const i = queue.findIndex((t) => t.job === job);
+    return i < 0 ? undefined : queue.splice(i, 1)[0];
   };
 
-  /** A chunk of a blob no stream works on, else a blob started now, else a share of the least-served blob. */
+  /**
+   * A chunk of a blob no stream works on, else of a blob started now, else of the blob with the
+   * fewest streams (the earliest queued among equals). Blobs move side by side, one stream each
+   * while there are blobs enough, because a stream alone on its blob delivers bytes in the order
+   * the blob's hash takes them, hashed as they arrive; streams sharing a blob write ahead of its
+   * hash, and those bytes must be read back from the file to be hashed (one more copy each, on
+   * the event loop's time).
+   */
   const nextTask = async (): Promise<Task | undefined> => {
     const idle = queue.find((t) => t.job.running === 0);
-    if (idle) return takeTask(idle.job);
-    return (await startNext()) ?? takeTask();
+    if (idle) return takeOf(idle.job);
+    const started = await startNext();
+    if (started || queue.length === 0) return started;
+    const least = queue.reduce((best, t) => (t.job.running < best.job.running ? t : best));
+    return takeOf(least.job);
   };
 
   /** The blob goes back to pending: an earlier claim of another node keeps it. */
