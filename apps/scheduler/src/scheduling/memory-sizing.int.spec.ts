@@ -23,7 +23,7 @@ import { buildEngineCommand } from '@gpufleet/engine-presets';
 import { callUnary } from '@gpufleet/grpc-kit';
 import { KvStore } from '@gpufleet/messaging';
 import { artifactModelOf, describeArtifact, DirectoryRangeReader } from '@gpufleet/model-estimate';
-import { grpcError, waitFor, writeSparseCheckpoint } from '@gpufleet/testing';
+import { grpcError, StopWaiting, waitFor, writeSparseCheckpoint } from '@gpufleet/testing';
 import { deployment } from '../__fixtures__/requests';
 import { SchedulerHarness } from '../__fixtures__/scheduler-harness';
 
@@ -73,6 +73,23 @@ function sized(name: string, artifact: string, instanceType: string, sizing: Par
     artifact,
     roles: [{ role: 'server', replicas: 1, size: 1, instanceType }],
     sizing: { contextLength: 0, concurrency: 0, gpuMemoryUtilization: 0, kvCacheDtype: '', autoTensorParallel: false, ...sizing },
+  });
+}
+
+/**
+ * Creates a deployment naming an artifact just written to the bucket: the scheduler checks the
+ * name against its mirror of the bucket, which catches up a moment later, so a refusal for an
+ * unknown artifact is tried again until then.
+ */
+function createOnceMirrored(spec: ReturnType<typeof sized>): Promise<unknown> {
+  return waitFor(`the scheduler to mirror the artifact ${spec.artifact}`, async () => {
+    try {
+      return await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec }, md());
+    } catch (err) {
+      const e = err as { code?: number; message?: string };
+      if (e.code === status.INVALID_ARGUMENT && e.message?.includes('expected a ModelArtifact')) return undefined;
+      throw new StopWaiting((err as Error).message);
+    }
   });
 }
 
@@ -157,7 +174,7 @@ describe('sizing.autoTensorParallel', () => {
 describe('a deployment created before its artifact is described', () => {
   it('is accepted with MemoryFits EstimatePending, admits nothing, and proceeds once the description fits', async () => {
     await artifacts.put(`${NS}.llama-8b`, artifactRecord('llama-8b'));
-    await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: sized('early-fits', 'llama-8b', `${pool}.1x`, { contextLength: 8192 }) }, md());
+    await createOnceMirrored(sized('early-fits', 'llama-8b', `${pool}.1x`, { contextLength: 8192 }));
     const pending = await waitFor('MemoryFits EstimatePending', async () => {
       const d = await getDeployment('early-fits');
       return memoryFits(d)?.reason === 'EstimatePending' ? d : undefined;
@@ -184,7 +201,7 @@ describe('a deployment created before its artifact is described', () => {
 
   it('stays held back with the numbers in the condition when the description says it cannot fit', async () => {
     await artifacts.put(`${NS}.llama-70b-late`, artifactRecord('llama-70b-late'));
-    await callUnary(h.clients.deployments, h.clients.deployments.createDeployment, { spec: sized('early-unfit', 'llama-70b-late', `${pool}.1x`, { contextLength: 8192 }) }, md());
+    await createOnceMirrored(sized('early-unfit', 'llama-70b-late', `${pool}.1x`, { contextLength: 8192 }));
     await waitFor('MemoryFits EstimatePending', async () => memoryFits(await getDeployment('early-unfit'))?.reason === 'EstimatePending' || undefined);
 
     await artifacts.put(`${NS}.llama-70b-late`, artifactRecord('llama-70b-late', llama70b));
