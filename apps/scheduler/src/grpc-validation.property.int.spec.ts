@@ -154,7 +154,15 @@ function mutated<T>(base: T, mutations: readonly Mutation[]): T {
 
 /** `__valid__` InstanceType placeholders become a real one, so some requests get past that check. */
 function withValidType<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value), (_k, v: unknown) => (v === '__valid__' ? instanceType : v)) as T;
+  return withPlaceholder(value, instanceType);
+}
+
+/**
+ * Every `__valid__` string in `value` becomes `real`. A reviver rather than a string replace: the
+ * generated names can hold `$&` and other replacement patterns that `String.replace` expands.
+ */
+function withPlaceholder<T>(value: T, real: string): T {
+  return JSON.parse(JSON.stringify(value), (_k, v: unknown) => (v === '__valid__' ? real : v)) as T;
 }
 
 // ---- the property ---------------------------------------------------------------------------
@@ -257,7 +265,7 @@ describe('random and oversized requests get INVALID_ARGUMENT (or succeed), never
     await fc.assert(
       fc.asyncProperty(clusterQueueArb, pool, localQueueArb, async (rawCq, p, rawLq) => {
         const cq = ClusterQueue.fromPartial({ ...(rawCq as PartialOf<typeof ClusterQueue>), pool: p });
-        const lq = LocalQueue.fromPartial(JSON.parse(JSON.stringify(rawLq).replace('"__valid__"', JSON.stringify(cq.name))) as PartialOf<typeof LocalQueue>);
+        const lq = LocalQueue.fromPartial(withPlaceholder(rawLq as PartialOf<typeof LocalQueue>, cq.name));
         await acceptsOrRefuses(callUnary(q, q.putClusterQueue, { clusterQueue: cq }, md()));
         await acceptsOrRefuses(callUnary(q, q.putLocalQueue, { localQueue: lq }, md()));
         await acceptsOrRefuses(callUnary(q, q.deleteLocalQueue, { namespace: lq.namespace, name: lq.name }, md()));

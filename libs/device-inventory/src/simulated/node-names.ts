@@ -27,5 +27,6 @@ export function expandNamePattern(pattern: string): string[] | string {
 
 /** Substitutes {name} and {index} in a topology value for one node. */
 export function fillNodePlaceholders(template: string, name: string, ordinal: number): string {
-  return template.replace(/\{name\}/g, name).replace(/\{index\}/g, String(ordinal));
+  // Replacer functions, so a `$` in a name is taken as written, not as a replacement pattern.
+  return template.replace(/\{name\}/g, () => name).replace(/\{index\}/g, () => String(ordinal));
 }
