@@ -295,14 +295,14 @@ export async function downloadBlobs(
       unwatch = swarm.watch?.(notify);
     }
 
-    const runTask = async (t: Task, batch: Buffer): Promise<void> => {
+    const runTask = async (t: Task, buffers: readonly [Buffer, Buffer]): Promise<void> => {
       const { job, chunk } = t;
       const partial = await openPartial(job, layout, s);
       if (!chunk.done) {
         if (s.peers) await refreshPeers(job, s);
         const taskSignal = AbortSignal.any([stop.signal, job.abort.signal]);
         try {
-          await fetchChunk(job, chunk, partial, s, counters, onBytes, taskSignal, batch);
+          await fetchChunk(job, chunk, partial, s, counters, onBytes, taskSignal, buffers);
         } catch (err) {
           // it gave way to an earlier claim: what it wrote stays in the chunk, and the blob waits
           if (job.abort.signal.aborted && !stop.signal.aborted) return;
@@ -344,8 +344,8 @@ export async function downloadBlobs(
     };
 
     const worker = async (): Promise<void> => {
-      // this stream's write batch, for every chunk it fetches
-      const batch = Buffer.allocUnsafeSlow(WRITE_BATCH_BYTES);
+      // this stream's two write batches, for every chunk it fetches
+      const buffers = [Buffer.allocUnsafeSlow(WRITE_BATCH_BYTES), Buffer.allocUnsafeSlow(WRITE_BATCH_BYTES)] as const;
       for (;;) {
         if (failure !== undefined || stop.signal.aborted) return;
         const t = await nextTask();
@@ -365,7 +365,7 @@ export async function downloadBlobs(
         active++;
         t.job.running++;
         try {
-          await runTask(t, batch);
+          await runTask(t, buffers);
         } catch (err) {
           failure ??= err;
           stop.abort(err);
@@ -452,8 +452,9 @@ function openPartial(job: BlobJob, layout: CacheLayout, s: DownloadSettings): Pr
 }
 
 /**
- * Bytes a stream gathers before it writes them (one buffer per stream, reused). Socket reads are
- * copied into it and dropped at once: held until their write, they outlived young-generation
+ * Bytes a stream gathers before it writes them (two buffers per stream, reused: one is read into
+ * while the other is written). Plain http sockets read straight into them; other sources' reads
+ * are copied in and dropped at once: held until their write, they outlived young-generation
  * collections, and 8 streams' worth of them in old space made V8 run a full collection every
  * 100 ms or so (a third of the event loop's time at 300 MiB/s).
  */
@@ -467,7 +468,7 @@ async function fetchChunk(
   counters: DownloadCounters,
   onBytes: (n: number) => void,
   signal: AbortSignal,
-  batch: Buffer,
+  buffers: readonly [Buffer, Buffer],
 ): Promise<void> {
   let attempts = 0;
   let lastError = '';
@@ -475,25 +476,11 @@ async function fetchChunk(
   while (chunk.written < chunk.end - chunk.start) {
     const source = await pickSource(job, chunk, signal);
     const before = chunk.written;
-    // Socket reads are 16–64 KiB; the file gets them in batches of `batch.length` bytes, one write
-    // (a trip to libuv's thread pool) each. Bytes not yet written are fetched again after a
-    // failure: chunk.written counts only what is in the file.
-    let filled = 0;
-    const flush = async (): Promise<void> => {
-      if (filled === 0) return;
-      const batchBytes = filled;
-      filled = 0;
-      await partial.write(chunk, batch.subarray(0, batchBytes)).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
-          throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
-        }
-        throw new DeliveryError('CacheIOError', `${job.file.path}: writing the partial file failed: ${err.message}`);
-      });
-      if (source.peer) counters.peerBytes += batchBytes;
-      else counters.originBytes += batchBytes;
-      onBytes(batchBytes);
-    };
+    job.contributors.add(source.id);
     try {
+      // Bytes reach the file in batches of a buffer's length, one write (a trip to libuv's thread
+      // pool) each, while the socket is read into the other buffer. Bytes not yet written are
+      // fetched again after a failure: chunk.written counts only what is in the file.
       await fetchRange(
         {
           url: source.url,
@@ -505,24 +492,26 @@ async function fetchChunk(
           signal,
           agents: s.agents,
         },
-        async (buf) => {
-          job.contributors.add(source.id);
-          for (let off = 0; off < buf.length; ) {
-            const n = buf.copy(batch, filled, off);
-            filled += n;
-            off += n;
-            // a full batch, or the last bytes of the range
-            if (filled === batch.length || chunk.written + filled >= chunk.end - chunk.start) await flush();
-          }
-          if (s.bucket) await s.bucket.take(buf.length, signal);
+        {
+          buffers,
+          write: async (buf, n) => {
+            await partial.write(chunk, buf.subarray(0, n)).catch((err: NodeJS.ErrnoException) => {
+              if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
+                throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
+              }
+              throw new DeliveryError('CacheIOError', `${job.file.path}: writing the partial file failed: ${err.message}`);
+            });
+            if (source.peer) counters.peerBytes += n;
+            else counters.originBytes += n;
+            onBytes(n);
+            if (s.bucket) await s.bucket.take(n, signal);
+          },
         },
       );
-      await flush();
       source.failures = 0;
     } catch (err) {
-      // the bytes received before a stall, a dead source or an abort are good bytes of the range:
-      // keep them, so the retry asks only for the rest (a failed write leaves them to be fetched again)
-      if (!(err instanceof DeliveryError)) await flush().catch(() => undefined);
+      // the bytes received before a stall, a dead source or an abort were written (fetchRange
+      // does that), so the retry asks only for the rest
       if (signal.aborted) throw signal.reason ?? err;
       if (err instanceof DeliveryError) throw err;
       const e = err instanceof SourceError ? err : new SourceError('Unavailable', (err as Error).message);
