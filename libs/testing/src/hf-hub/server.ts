@@ -49,6 +49,8 @@ export interface HubSimulator {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** bytes of a file gathered (corked) before they go to the socket together */
+const SEND_BATCH_BYTES = 1024 * 1024;
 const INVALID_CREDENTIALS = 'Invalid credentials in Authorization header';
 const EXPANDABLE = new Set(['author', 'cardData', 'config', 'createdAt', 'disabled', 'downloads', 'gated', 'lastModified', 'library_name', 'likes', 'pipeline_tag', 'private', 'sha', 'siblings', 'tags', 'usedStorage']);
 
@@ -385,12 +387,22 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
     stats.addRange(repoId, file.path, [start, end]);
     let offset = start;
     let sentHere = 0;
+    // pieces are gathered (corked) and sent together, up to a bound, so small ones cost no syscall each
+    let gathered = 0;
+    res.cork();
+    const send = async (): Promise<void> => {
+      gathered = 0;
+      res.uncork();
+      if (res.writableNeedDrain) await drainOrClose(res);
+      res.cork();
+    };
     for await (const original of file.source.read(start, end + 1)) {
       for (let at = 0; at < original.length; ) {
         const fault = faults.of(repoId, file.path);
         const slice = Math.min(original.length - at, fault.bytesPerSecond ? Math.max(1, Math.min(64 * 1024, Math.ceil(fault.bytesPerSecond / 20))) : original.length);
         if (fault.stallAfterBytes !== undefined && sentHere >= fault.stallAfterBytes) {
           // a stall: headers sent, no more bytes, connection left open until the client gives up or the hub closes
+          res.uncork();
           await once(res, 'close');
           return;
         }
@@ -398,16 +410,18 @@ export async function startHubSimulator(options: HubSimulatorOptions = {}): Prom
         let chunk = original.subarray(at, at + allowed);
         if (fault.corrupt) chunk = corrupt(chunk, offset, fault.corrupt);
         if (res.destroyed) return;
-        const flushed = res.write(chunk);
+        res.write(chunk);
         stats.addBytes(repoId, file.path, chunk.length);
         record.bytes += chunk.length;
         sentHere += chunk.length;
         offset += chunk.length;
         at += chunk.length;
-        if (!flushed) await drainOrClose(res);
+        gathered += chunk.length;
+        if (gathered >= SEND_BATCH_BYTES || fault.bytesPerSecond || fault.stallAfterBytes !== undefined) await send();
         if (fault.bytesPerSecond) await sleep(Math.ceil((chunk.length / fault.bytesPerSecond) * 1000));
       }
     }
+    res.uncork();
     res.end();
   }
 
