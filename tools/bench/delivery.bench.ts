@@ -21,7 +21,9 @@
 //   cache: ModelCache.ensure() of the manifest into an empty root (8 ranged streams, hashing while
 //          it writes, 16 MiB chunks made durable by group commits, rename into blobs/).
 // Fan-out: `--nodes` caches, each with its peer server, in this process; every node ensure()s at
-// once, as the service starts every node that prefetches an artifact when it is resolved.
+// once, as the service starts every node that prefetches an artifact when it is resolved. Each
+// cache has a capacity of its own (twice the artifact: `capacityBytes`), as nodes have disks of
+// their own; the log lists requests that failed and trees evicted, by node.
 //   no peers: every node from the origin.
 //   peers:    the nodes share one LocalSwarm (libs/model-cache): the facts the service keeps in
 //             artifact-nodes records (who holds a file verified, who fetches it from the origin),
@@ -35,7 +37,7 @@ import { promises as fs, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildManifest, resolveArtifact } from '@gpufleet/model-artifacts';
-import { LocalSwarm, ModelCache, servePeerBlobs, type CacheManifest, type DeliveryResult, type PeerServer } from '@gpufleet/model-cache';
+import { LocalSwarm, ModelCache, servePeerBlobs, type CacheEvent, type CacheManifest, type DeliveryResult, type PeerServer } from '@gpufleet/model-cache';
 import { positiveIntOptions } from './support/options';
 import { cpuSpent, procCpu, type ProcCpu } from './support/proc-cpu';
 import type { HubOriginMessage, HubOriginRequest, HubOriginSpec } from './support/hub-origin';
@@ -90,7 +92,8 @@ export async function run(args: string[]): Promise<void> {
     for (const [name, f] of [['no peers', alone], ['peers', peers]] as const) {
       console.log(`${name.padEnd(13)}${String(o.nodes).padStart(5)}${mib(size).padStart(11)}${f.wallS.toFixed(1).padStart(9)}${mib(f.originBytes).padStart(13)}${(f.originBytes / size).toFixed(2).padStart(18)}${mib(f.peerBytes).padStart(11)}`);
     }
-    for (const line of peers.log) console.log(`  ${line}`);
+    for (const line of alone.log) console.log(`  no peers: ${line}`);
+    for (const line of peers.log) console.log(`  peers: ${line}`);
     console.log('');
     console.log(`goal: throughput >= 0.9x curl (${ratio.toFixed(2)}x): ${ratio >= 0.9 ? 'met' : 'not met'}`);
     console.log(`goal: origin bytes <= 1.2x the artifact for ${o.nodes} nodes with peers (${(peers.originBytes / size).toFixed(2)}x): ${peers.originBytes <= 1.2 * size ? 'met' : 'not met'}`);
@@ -314,19 +317,33 @@ async function fanout(o: Options, origin: HubOrigin, repo: string, m: CacheManif
   await fs.mkdir(base);
   await syncDisk();
   const swarm = new LocalSwarm();
+  // Each node gets a disk of its own, as on a cluster: twice the artifact. Measured on the shared
+  // filesystem, 8 copies could push it past the high watermark, and a node that finished first
+  // would evict its (unused) tree while its peers still read from it: 404, and the chunk goes to
+  // the origin. That was the cache doing its job on a full disk, not peer sync failing.
+  const capacityBytes = 2 * total(m);
   const nodes: Array<{ name: string; cache: ModelCache; server?: PeerServer }> = [];
   const log: string[] = [];
+  // sources that failed, by node: a peer that failed sends the chunk to the next source (the origin)
+  const failures = new Map<string, { count: number; first: string }>();
+  const onEvent = (name: string) => (e: CacheEvent) => {
+    if (e.type === 'TreeEvicted') log.push(`${name}: evicted tree ${e.digest.slice(0, 19)}`);
+    if (e.type !== 'SourceFailed') return;
+    const f = failures.get(name) ?? { count: 0, first: `${e.peer ? 'peer' : 'origin'} ${e.source}: ${e.error} (retry in ${e.retryInMs} ms)` };
+    f.count++;
+    failures.set(name, f);
+  };
   try {
     for (let i = 0; i < o.nodes; i++) {
       const name = `node-${i + 1}`;
       if (!withPeers) {
-        nodes.push({ name, cache: await ModelCache.open({ root: join(base, name), streams: o.streams }) });
+        nodes.push({ name, cache: await ModelCache.open({ root: join(base, name), streams: o.streams, capacityBytes, onEvent: onEvent(name) }) });
         continue;
       }
       // the peer server reads the cache, the cache's directory names the server: the cache is reached through `opened`
       const opened: { cache?: ModelCache } = {};
       const server = await servePeerBlobs({ cache: { verifiedBlob: (d) => opened.cache?.verifiedBlob(d) }, token: PEER_TOKEN });
-      const cache = (opened.cache = await ModelCache.open({ root: join(base, name), streams: o.streams, peers: swarm.join(name, { url: server.url, token: PEER_TOKEN }) }));
+      const cache = (opened.cache = await ModelCache.open({ root: join(base, name), streams: o.streams, peers: swarm.join(name, { url: server.url, token: PEER_TOKEN }), capacityBytes, onEvent: onEvent(name) }));
       nodes.push({ name, cache, server });
     }
     const before = await origin.bytesServed(repo);
@@ -340,6 +357,7 @@ async function fanout(o: Options, origin: HubOrigin, repo: string, m: CacheManif
       }),
     );
     const wallS = (performance.now() - t) / 1000;
+    for (const [name, f] of failures) log.push(`${name}: ${f.count} failed requests; the first: ${f.first}`);
     for (const r of results) expectReady(r, withPeers ? 'fan-out with peers' : 'fan-out without peers');
     const originBytes = (await origin.bytesServed(repo)) - before;
     const peerBytes = results.reduce((n, r) => n + r.peerBytes, 0);
