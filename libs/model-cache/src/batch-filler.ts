@@ -5,9 +5,13 @@
  * its hash) in order.
  */
 export interface RangeSink {
-  readonly buffers: readonly [Buffer, Buffer];
-  /** Bytes [0, n) of `buf` are the range's next bytes; `buf` is not filled again before this settles. */
-  write(buf: Buffer, n: number): Promise<void>;
+  /** the two buffers, in turn; an entry is replaced when `write` keeps its buffer and returns another */
+  readonly buffers: Buffer[];
+  /**
+   * Bytes [0, n) of `buf` are the range's next bytes; `buf` is not filled again before this
+   * settles. Resolves with a buffer of the same size when it keeps `buf`: that one takes its place.
+   */
+  write(buf: Buffer, n: number): Promise<Buffer | undefined>;
 }
 
 /**
@@ -25,7 +29,7 @@ export class BatchFiller {
   private waiters: Array<() => void> = [];
 
   constructor(private readonly sink: RangeSink) {
-    if (sink.buffers[0] === sink.buffers[1] || sink.buffers[0].length === 0 || sink.buffers[1].length === 0) {
+    if (sink.buffers.length !== 2 || sink.buffers[0] === sink.buffers[1] || sink.buffers[0].length === 0 || sink.buffers[1].length === 0) {
       throw new RangeError('RangeSink: expected two distinct, non-empty buffers');
     }
     this.cur = sink.buffers[0];
@@ -100,13 +104,25 @@ export class BatchFiller {
 
   private start(buf: Buffer, n: number): void {
     this.writing = this.sink.write(buf, n).then(
-      () => {
+      (replacement) => {
         this.writing = undefined;
+        let free = buf;
+        if (replacement) {
+          const i = this.sink.buffers.indexOf(buf);
+          if (replacement.length !== buf.length || i < 0) {
+            this.failed = { error: new Error('RangeSink.write: a replacement must stand for one of the buffers, of the same size') };
+            this.wake();
+            return;
+          }
+          this.sink.buffers[i] = free = replacement;
+          // flush() writes the buffer being filled: the replacement is filled next
+          if (this.cur === buf) this.cur = replacement;
+        }
         if (this.full) {
           const next = this.full;
           this.full = undefined;
           this.start(next, next.length);
-          this.cur = buf;
+          this.cur = free;
           this.pos = 0;
           this.wake();
         }

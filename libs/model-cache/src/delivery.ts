@@ -1,10 +1,11 @@
 import { promises as fs } from 'fs';
 import { dirname } from 'path';
+import { releaseAligned, takeAligned } from './aligned-buffers';
 import { DeliveryError, SourceError } from './errors';
 import type { CacheEvent } from './events';
 import { CacheLayout, fsyncDir } from './layout';
 import { blobKey, type CacheManifestFile } from './manifest';
-import { type Chunk, chunksOf, PartialBlob } from './partial-blob';
+import { type Chunk, chunksOf, HoldBudget, PartialBlob } from './partial-blob';
 import { peerBlobUrl, type BlobActivity, type BlobFetcher, type PeerDirectory, type PeerEndpoint } from './peers';
 import { fetchRange, redact, type HttpAgents } from './range-fetch';
 import { ClaimWatch, claimPrecedes, rotate, rotationOf, SWARM_MIN_BLOB_BYTES } from './swarm';
@@ -140,6 +141,8 @@ export async function downloadBlobs(
   const swarm = dir?.fetchers && dir.announce ? dir : undefined;
   const self = dir?.self ?? '';
   const claims = new ClaimWatch(s.stallTimeoutMs);
+  // memory for bytes that streams sharing a blob write ahead of its hash (see PartialBlob.write)
+  const hold = new HoldBudget(HOLD_BYTES);
   // how often waiting blobs look at the directory again (sooner when it says it changed)
   const pollMs = Math.min(1_000, Math.max(20, Math.floor(s.stallTimeoutMs / 10)));
   // a claim's bytes are published this often while they move: well inside a waiter's stall timeout
@@ -295,9 +298,9 @@ export async function downloadBlobs(
       unwatch = swarm.watch?.(notify);
     }
 
-    const runTask = async (t: Task, buffers: readonly [Buffer, Buffer]): Promise<void> => {
+    const runTask = async (t: Task, buffers: Buffer[]): Promise<void> => {
       const { job, chunk } = t;
-      const partial = await openPartial(job, layout, s);
+      const partial = await openPartial(job, layout, s, hold);
       if (!chunk.done) {
         if (s.peers) await refreshPeers(job, s);
         const taskSignal = AbortSignal.any([stop.signal, job.abort.signal]);
@@ -345,7 +348,10 @@ export async function downloadBlobs(
 
     const worker = async (): Promise<void> => {
       // this stream's two write batches, for every chunk it fetches
-      const buffers = [Buffer.allocUnsafeSlow(WRITE_BATCH_BYTES), Buffer.allocUnsafeSlow(WRITE_BATCH_BYTES)] as const;
+      // (page-aligned, so that full batches can be written with direct I/O: see PartialBlob)
+      // (a blob may keep one, for its hash, and hand back another in its place: see PartialBlob.write)
+      const buffers = [takeAligned(WRITE_BATCH_BYTES), takeAligned(WRITE_BATCH_BYTES)];
+      try {
       for (;;) {
         if (failure !== undefined || stop.signal.aborted) return;
         const t = await nextTask();
@@ -374,6 +380,9 @@ export async function downloadBlobs(
           if (--t.job.running === 0 && t.job.phase === 'yielding') t.job.phase = 'pending';
           notify();
         }
+      }
+      } finally {
+        for (const b of buffers) releaseAligned(b);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, s.streams) }, worker));
@@ -443,9 +452,9 @@ async function prepareJob(file: CacheManifestFile, layout: CacheLayout, s: Downl
   };
 }
 
-function openPartial(job: BlobJob, layout: CacheLayout, s: DownloadSettings): Promise<PartialBlob> {
+function openPartial(job: BlobJob, layout: CacheLayout, s: DownloadSettings, hold: HoldBudget): Promise<PartialBlob> {
   if (!job.partial) {
-    const opening = PartialBlob.open(job.file, layout.partial(job.file.digest), layout.checkpoint(job.file.digest), s.chunkSize, job.chunks);
+    const opening = PartialBlob.open(job.file, layout.partial(job.file.digest), layout.checkpoint(job.file.digest), s.chunkSize, job.chunks, hold);
     job.partial = opening;
   }
   return job.partial;
@@ -458,7 +467,13 @@ function openPartial(job: BlobJob, layout: CacheLayout, s: DownloadSettings): Pr
  * collections, and 8 streams' worth of them in old space made V8 run a full collection every
  * 100 ms or so (a third of the event loop's time at 300 MiB/s).
  */
-const WRITE_BATCH_BYTES = 256 * 1024;
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * Bytes a delivery may keep in memory for blobs' hashes (see PartialBlob.write): enough for one
+ * chunk of each of four blobs that two streams share. Beyond it, bytes are read back from the file.
+ */
+const HOLD_BYTES = 64 * 1024 * 1024;
 
 async function fetchChunk(
   job: BlobJob,
@@ -468,7 +483,7 @@ async function fetchChunk(
   counters: DownloadCounters,
   onBytes: (n: number) => void,
   signal: AbortSignal,
-  buffers: readonly [Buffer, Buffer],
+  buffers: Buffer[],
 ): Promise<void> {
   let attempts = 0;
   let lastError = '';
@@ -495,7 +510,7 @@ async function fetchChunk(
         {
           buffers,
           write: async (buf, n) => {
-            await partial.write(chunk, buf.subarray(0, n)).catch((err: NodeJS.ErrnoException) => {
+            const replacement = await partial.write(chunk, buf.subarray(0, n), buf).catch((err: NodeJS.ErrnoException) => {
               if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
                 throw new DeliveryError('InsufficientCapacity', `${job.file.path}: the cache filesystem is full (${err.code}); the partial file is kept for a later try`);
               }
@@ -505,6 +520,7 @@ async function fetchChunk(
             else counters.originBytes += n;
             onBytes(n);
             if (s.bucket) await s.bucket.take(n, signal);
+            return replacement;
           },
         },
       );
