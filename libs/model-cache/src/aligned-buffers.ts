@@ -13,7 +13,7 @@ export const DIRECT_IO_ALIGN = 4096;
 
 const WASM_PAGE = 64 * 1024;
 /** a slab: one WebAssembly.Memory cut into buffers of one size (memories are never grown: that would detach their buffers) */
-const SLAB_BYTES = 4 * 1024 * 1024;
+const SLAB_BYTES = 16 * 1024 * 1024;
 
 const slabs = new WeakSet<ArrayBufferLike>();
 const free = new Map<number, Buffer[]>();

@@ -60,6 +60,8 @@ export class PlainHttpPool {
       const i = list.indexOf(c);
       if (i >= 0) list.splice(i, 1);
     });
+    // read while idle, so that a server closing it is seen now (any byte read then closes it too)
+    c.resume();
   }
 
   destroy(): void {
