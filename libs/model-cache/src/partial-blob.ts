@@ -26,7 +26,9 @@ interface Checkpoint {
   done: number[];
 }
 
-const READ_BACK = 1 << 20; // bytes read per step when the hash catches up on bytes written out of order
+const READ_BACK = 1 << 20;
+/** errors of a direct write that mean "not this way", not "the disk failed" */
+const DIRECT_REFUSED = new Set(['EINVAL', 'EOPNOTSUPP', 'ENOTSUP']); // bytes read per step when the hash catches up on bytes written out of order
 
 /**
  * Memory the blobs of one delivery may keep for bytes written ahead of their hash (see
@@ -145,8 +147,9 @@ export class PartialBlob {
         const { bytesWritten } = await (direct ?? this.fh).write(part, 0, part.length, at + off);
         off += bytesWritten;
       } catch (err) {
-        // EINVAL: the device wants another alignment than the page; ordinary writes from now on
-        if (!direct || (err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+        // the device wants another alignment than the page (EINVAL), or the filesystem has no
+        // direct I/O after all: ordinary writes from now on
+        if (!direct || !DIRECT_REFUSED.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
         this.stopDirect();
       }
     }
