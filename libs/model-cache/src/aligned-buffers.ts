@@ -25,8 +25,8 @@ const free = new Map<number, Buffer[]>();
  */
 export function takeAligned(bytes: number): Buffer {
   if (!(Number.isSafeInteger(bytes) && bytes > 0 && bytes % DIRECT_IO_ALIGN === 0)) throw new RangeError(`bytes: expected a positive multiple of ${DIRECT_IO_ALIGN}, got ${bytes}`);
-  const list = free.get(bytes) ?? [];
-  free.set(bytes, list);
+  let list = free.get(bytes);
+  if (!list) free.set(bytes, (list = []));
   if (list.length === 0) {
     let memory: { readonly buffer: ArrayBuffer };
     try {

@@ -69,6 +69,26 @@ export class BatchFiller {
     return off;
   }
 
+  /** Copies all of `src` in, waiting for room as needed; throws the sink's error if a write failed. */
+  async put(src: Buffer): Promise<void> {
+    for (let off = 0; off < src.length; ) {
+      off += this.copy(src.subarray(off));
+      if (this.failed) throw this.failed.error;
+      await this.whenReady();
+    }
+  }
+
+  /**
+   * Ends the range: writes what is buffered and waits for it. After a failure of the source
+   * (`err`) the bytes that did arrive are written all the same, so a retry asks only for the
+   * rest, and `err` is thrown; a failed write of the sink is thrown in its place.
+   */
+  async end(err?: unknown): Promise<void> {
+    if (err === undefined) return this.flush();
+    if (!this.failed) await this.flush().catch(() => undefined);
+    throw this.failed ? this.failed.error : err;
+  }
+
   /** Settles when `ready` again, or the sink failed. */
   whenReady(): Promise<void> {
     if (this.ready || this.failed) return Promise.resolve();

@@ -346,12 +346,8 @@ export async function downloadBlobs(
       queue.unshift(...job.chunks.map((chunk) => ({ job, chunk })));
     };
 
-    const worker = async (): Promise<void> => {
-      // this stream's two write batches, for every chunk it fetches
-      // (page-aligned, so that full batches can be written with direct I/O: see PartialBlob)
-      // (a blob may keep one, for its hash, and hand back another in its place: see PartialBlob.write)
-      const buffers = [takeAligned(WRITE_BATCH_BYTES), takeAligned(WRITE_BATCH_BYTES)];
-      try {
+    /** One stream: takes tasks until there are none left, with its two write batches. */
+    const work = async (buffers: Buffer[]): Promise<void> => {
       for (;;) {
         if (failure !== undefined || stop.signal.aborted) return;
         const t = await nextTask();
@@ -381,6 +377,14 @@ export async function downloadBlobs(
           notify();
         }
       }
+    };
+
+    const worker = async (): Promise<void> => {
+      // page-aligned, so that full batches can be written with direct I/O; a blob may keep one
+      // for its hash and hand back another in its place (see PartialBlob.write)
+      const buffers = [takeAligned(WRITE_BATCH_BYTES), takeAligned(WRITE_BATCH_BYTES)];
+      try {
+        await work(buffers);
       } finally {
         for (const b of buffers) releaseAligned(b);
       }

@@ -57,20 +57,13 @@ class NodeHttpResponse implements SourceResponse {
           this.rest = chunk.subarray(want);
           chunk = chunk.subarray(0, want);
         }
-        for (let off = 0; off < chunk.length; ) {
-          off += filler.copy(chunk.subarray(off));
-          if (filler.error) throw filler.error.error;
-          await filler.whenReady();
-        }
+        await filler.put(chunk);
         want -= chunk.length;
       }
     } catch (err) {
-      // bytes received before the source failed are good: written out first (not if the disk failed)
-      if (!filler.error) await filler.flush().catch(() => undefined);
-      if (filler.error) throw filler.error.error;
-      throw err;
+      return filler.end(err);
     }
-    await filler.flush();
+    await filler.end();
     // a body read to its end: one more read sees the end, which gives the socket back to the agent
     if (this.res.complete && !this.rest) await iterator.next();
   }

@@ -177,9 +177,9 @@ export function openPlainHttp(req: SourceRequest, pool: PlainHttpPool): Promise<
       if (req.signal.aborted) return onAbort();
       req.signal.addEventListener('abort', onAbort, { once: true });
       response.onDone = () => req.signal.removeEventListener('abort', onAbort);
+      // no resume() needed: a new connection reads from the start, a kept-alive one since the pool took it back
       conn.socket.write(head);
-      // a kept-alive connection was left paused after its last body
-      conn.resume();
+
     });
   const conn = pool.connection(host, port);
   return attempt(conn).catch((err: unknown) => {
@@ -281,13 +281,8 @@ class PlainResponse implements SourceResponse, Reader {
       const done = (err?: Error): void => {
         this.reading = undefined;
         this.conn.pause();
-        const sinkFailed = filler.error;
         // what arrived before a failure of the source is written out; a failed write ends it at once
-        const flushed = sinkFailed || !err ? filler.flush() : filler.flush().catch(() => undefined);
-        flushed.then(
-          () => (sinkFailed ? reject(sinkFailed.error) : err ? reject(err) : resolve()),
-          (e: unknown) => reject(e),
-        );
+        filler.end(err).then(resolve, reject);
       };
       const b = { filler, want, onData, done };
       this.reading = b;

@@ -181,20 +181,11 @@ function sourceError(err: unknown, url: URL, signal: AbortSignal | undefined): u
 async function readLocalInto(url: URL, req: RangeRequest, sink: RangeSink): Promise<void> {
   const filler = new BatchFiller(sink);
   try {
-    await readLocalRange(url, req, async (buf) => {
-      for (let off = 0; off < buf.length; ) {
-        off += filler.copy(buf.subarray(off));
-        if (filler.error) throw filler.error.error;
-        await filler.whenReady();
-      }
-    });
+    await readLocalRange(url, req, (buf) => filler.put(buf));
   } catch (err) {
-    // what was read before the failure is written out, as for a download (not if the disk failed)
-    if (!filler.error && !(err instanceof DeliveryError)) await filler.flush().catch(() => undefined);
-    if (filler.error) throw filler.error.error;
-    throw err;
+    return filler.end(err);
   }
-  await filler.flush();
+  await filler.end();
 }
 
 function withoutAuth(h: Record<string, string>): Record<string, string> {
